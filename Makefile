@@ -1,0 +1,34 @@
+# openheim: build, test, bench, install, lint.
+GO      ?= go
+BIN     ?= bin/openheim
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+.PHONY: build test bench install lint fuzz demo
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/openheim
+
+# The test command of the README and of .ci/run.
+test: lint
+	$(GO) test -race -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./runtime/agent/ ./runtime/llm/
+	scripts/bench/prompt.sh
+
+install:
+	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/openheim
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime 60s ./runtime/tools/
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./runtime/llm/sse/
+
+# Runs the README's quick start: a real turn offline against a replay cassette.
+demo:
+	$(GO) run ./cmd/openheim --config testdata/demo/config.toml prompt "What is in this project? Read the notes and tell me."

@@ -1,0 +1,22 @@
+// Command openheim is the openheim CLI: it builds the command tree and maps
+// errors to exit codes. Nothing else.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/openheim/openheim/commands"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	ios := commands.System()
+	err := commands.NewRoot(ios, version).Run(context.Background(), os.Args)
+	if err != nil {
+		commands.PrintError(ios, err)
+	}
+	os.Exit(commands.CodeOf(err))
+}

@@ -1,0 +1,98 @@
+package commands
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/openheim/openheim/runtime/event"
+)
+
+// textRenderer is the plain-text view of a turn: the answer streams to
+// stdout; on a terminal, thinking and tool activity go to stderr so that
+// `openheim prompt ... > answer.txt` captures the answer only.
+type textRenderer struct {
+	io      *IOStreams
+	last    byte // last byte written to stdout
+	wrote   bool
+	pending map[string]string // tool call id -> title
+	inThink bool
+}
+
+func newTextRenderer(ios *IOStreams) *textRenderer {
+	return &textRenderer{io: ios, pending: map[string]string{}}
+}
+
+// Emit implements event.Sink.
+func (r *textRenderer) Emit(e event.Event) {
+	switch e.Kind {
+	case event.AgentMessageChunk:
+		if e.Content == nil || e.Content.Text == "" {
+			return
+		}
+		r.endThinking()
+		fmt.Fprint(r.io.Out, e.Content.Text)
+		r.wrote = true
+		r.last = e.Content.Text[len(e.Content.Text)-1]
+	case event.AgentThoughtChunk:
+		if r.io.ErrTTY && e.Content != nil {
+			r.inThink = true
+			fmt.Fprint(r.io.ErrOut, r.io.Dim(e.Content.Text))
+		}
+	case event.ToolCall:
+		r.pending[e.Tool.ID] = describeCall(e.Tool)
+	case event.ToolCallUpdate:
+		if !r.io.ErrTTY {
+			return
+		}
+		switch e.Tool.Status {
+		case event.StatusCompleted, event.StatusFailed:
+			r.endThinking()
+			mark := "✓"
+			if e.Tool.Status == event.StatusFailed {
+				mark = "✗"
+			}
+			r.lineBreak()
+			fmt.Fprintf(r.io.ErrOut, "%s\n", r.io.Dim(fmt.Sprintf("%s %s (%s)", mark, r.pending[e.Tool.ID], e.Tool.Duration.Round(time.Millisecond))))
+		}
+	case event.Dropped:
+		if r.io.ErrTTY {
+			fmt.Fprintf(r.io.ErrOut, "%s\n", r.io.Dim(fmt.Sprintf("[%d events dropped: output was too slow]", e.Count)))
+		}
+	}
+}
+
+// lineBreak ends a partial answer line before stderr output on a terminal,
+// where both streams share the screen.
+func (r *textRenderer) lineBreak() {
+	if r.io.OutTTY && r.wrote && r.last != '\n' {
+		fmt.Fprintln(r.io.Out)
+		r.last = '\n'
+	}
+}
+
+func (r *textRenderer) endThinking() {
+	if r.inThink {
+		fmt.Fprintln(r.io.ErrOut)
+		r.inThink = false
+	}
+}
+
+// finish ends the answer with a newline so the shell prompt starts clean.
+func (r *textRenderer) finish() {
+	r.endThinking()
+	if r.wrote && r.last != '\n' {
+		fmt.Fprintln(r.io.Out)
+	}
+}
+
+func describeCall(t *event.ToolCallInfo) string {
+	args := strings.TrimSpace(string(t.RawInput))
+	if len(args) > 80 {
+		args = args[:77] + "..."
+	}
+	if args == "" || args == "{}" {
+		return t.Title
+	}
+	return t.Title + " " + args
+}

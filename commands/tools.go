@@ -1,0 +1,85 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/openheim/openheim/runtime/tools"
+	"github.com/urfave/cli/v3"
+)
+
+func newCmdTools(ios *IOStreams) *cli.Command {
+	return &cli.Command{
+		Name:  "tools",
+		Usage: "list the tools the agent can call",
+		Description: `Lists the built-in tools with their kind and a one-line description.
+execute_command appears only when allow_shell is on (or with --allow-shell).
+--json prints seed 000's Tool objects ({"type":"function","function":{...}}),
+one per line, sorted by name.
+
+Examples:
+  openheim tools
+  openheim tools --allow-shell
+  openheim tools --json | jq -r .function.name`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one Tool object per line"},
+			&cli.BoolFlag{Name: "allow-shell", Usage: "include execute_command"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := noArgs(cmd); err != nil {
+				return err
+			}
+			cfg, err := loadConfig(cmd.Root().String("config"), ios)
+			if err != nil {
+				return err
+			}
+			reg, err := tools.Builtins(tools.Options{WorkDir: cfg.WorkDir, AllowShell: cfg.AllowShell || cmd.Bool("allow-shell")})
+			if err != nil {
+				return failure(err)
+			}
+			if cmd.Bool("json") {
+				return printToolsJSON(ios, reg)
+			}
+			tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tKIND\tDESCRIPTION")
+			for _, t := range reg.Tools() {
+				s := t.Spec()
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, t.Kind(), firstSentence(s.Description))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// ToolJSON is seed 000's Tool object.
+type ToolJSON struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+func printToolsJSON(ios *IOStreams, reg *tools.Registry) error {
+	enc := json.NewEncoder(ios.Out)
+	for _, s := range reg.Specs() {
+		var t ToolJSON
+		t.Type = "function"
+		t.Function.Name, t.Function.Description, t.Function.Parameters = s.Name, s.Description, s.Parameters
+		if err := enc.Encode(t); err != nil {
+			return failure(err)
+		}
+	}
+	return nil
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}

@@ -1,0 +1,154 @@
+// Package acp holds the ACP v1 wire types and the mapping of openheim's one
+// event stream onto session/update notifications.
+package acp
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// ContentBlock is an ACP content block.
+type ContentBlock struct {
+	Type     string         `json:"type"`
+	Text     string         `json:"text,omitempty"`
+	Data     string         `json:"data,omitempty"`
+	MimeType string         `json:"mimeType,omitempty"`
+	URI      string         `json:"uri,omitempty"`
+	Name     string         `json:"name,omitempty"`
+	Meta     map[string]any `json:"_meta,omitempty"`
+}
+
+// PlanEntry is one entry of a plan update.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority"`
+	Status   string `json:"status"`
+}
+
+// SessionUpdate is the `update` of a session/update notification: the
+// variant named by SessionUpdate with its fields.
+type SessionUpdate struct {
+	SessionUpdate string          `json:"sessionUpdate"`
+	Content       *ContentBlock   `json:"content,omitempty"`
+	ToolCallID    string          `json:"toolCallId,omitempty"`
+	Title         *string         `json:"title,omitempty"`
+	Kind          string          `json:"kind,omitempty"`
+	Status        string          `json:"status,omitempty"`
+	RawInput      json.RawMessage `json:"rawInput,omitempty"`
+	RawOutput     json.RawMessage `json:"rawOutput,omitempty"`
+	Entries       []PlanEntry     `json:"entries,omitempty"`
+	Used          *int64          `json:"used,omitempty"`
+	Size          *int64          `json:"size,omitempty"`
+	UpdatedAt     *string         `json:"updatedAt,omitempty"`
+	Meta          map[string]any  `json:"_meta,omitempty"`
+}
+
+// SessionNotification is the params of session/update (canonical ACP v1).
+type SessionNotification struct {
+	SessionID string        `json:"sessionId"`
+	Update    SessionUpdate `json:"update"`
+}
+
+// Usage is ACP's token usage of a prompt turn.
+type Usage struct {
+	TotalTokens       int64  `json:"totalTokens"`
+	InputTokens       int64  `json:"inputTokens"`
+	OutputTokens      int64  `json:"outputTokens"`
+	CachedReadTokens  *int64 `json:"cachedReadTokens,omitempty"`
+	CachedWriteTokens *int64 `json:"cachedWriteTokens,omitempty"`
+}
+
+// UsageFrom converts openheim's usage to ACP's.
+func UsageFrom(u message.Usage) Usage {
+	out := Usage{TotalTokens: u.Total(), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+	if u.CacheReadTokens > 0 {
+		out.CachedReadTokens = &u.CacheReadTokens
+	}
+	if u.CacheCreationTokens > 0 {
+		out.CachedWriteTokens = &u.CacheCreationTokens
+	}
+	return out
+}
+
+// Timestamp formats t as ACP expects (RFC 3339, UTC).
+func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// UpdateFromEvent maps an event onto its canonical session/update. ok is
+// false for events that are not session updates (the turn's end).
+func UpdateFromEvent(e event.Event) (u SessionUpdate, ok bool) {
+	switch e.Kind {
+	case event.AgentMessageChunk, event.AgentThoughtChunk, event.UserMessageChunk:
+		return SessionUpdate{SessionUpdate: string(e.Kind), Content: contentFrom(e.Content)}, true
+	case event.ToolCall:
+		t := e.Tool
+		title := t.Title
+		return SessionUpdate{SessionUpdate: string(e.Kind), ToolCallID: t.ID, Title: &title, Kind: t.Kind,
+			Status: t.Status, RawInput: t.RawInput}, true
+	case event.ToolCallUpdate:
+		t := e.Tool
+		u := SessionUpdate{SessionUpdate: string(e.Kind), ToolCallID: t.ID, Status: t.Status, RawOutput: t.RawOutput}
+		if t.Title != "" {
+			title := t.Title
+			u.Title = &title
+		}
+		return u, true
+	case event.Plan:
+		entries := make([]PlanEntry, len(e.Plan))
+		for i, p := range e.Plan {
+			entries[i] = PlanEntry{Content: p.Content, Priority: p.Priority, Status: p.Status}
+		}
+		return SessionUpdate{SessionUpdate: string(e.Kind), Entries: entries}, true
+	case event.UsageUpdate:
+		used, size := e.Usage.Used, e.Usage.Size
+		return SessionUpdate{SessionUpdate: string(e.Kind), Used: &used, Size: &size}, true
+	case event.SessionInfoUpdate:
+		u := SessionUpdate{SessionUpdate: string(e.Kind)}
+		if e.Info != nil {
+			if e.Info.Title != "" {
+				title := e.Info.Title
+				u.Title = &title
+			}
+			if !e.Info.UpdatedAt.IsZero() {
+				ts := Timestamp(e.Info.UpdatedAt)
+				u.UpdatedAt = &ts
+			}
+		}
+		return u, true
+	case event.Dropped:
+		// ACP has no variant for a loss; an info update with _meta keeps
+		// strict clients happy while telling the reader what happened.
+		return SessionUpdate{SessionUpdate: string(event.SessionInfoUpdate),
+			Meta: map[string]any{"openheim": map[string]any{"droppedEvents": e.Count}}}, true
+	}
+	return SessionUpdate{}, false
+}
+
+func contentFrom(b *message.Block) *ContentBlock {
+	if b == nil {
+		return &ContentBlock{Type: "text"}
+	}
+	switch b.Type {
+	case message.TypeImage:
+		return &ContentBlock{Type: "image", Data: b.Data, MimeType: b.MimeType}
+	case message.TypeThinking:
+		return &ContentBlock{Type: "text", Text: b.Thinking}
+	}
+	return &ContentBlock{Type: "text", Text: b.Text}
+}
+
+// MarshalJSON always writes `text` on text blocks (ACP requires it, even
+// empty) and omits it on the others.
+func (c ContentBlock) MarshalJSON() ([]byte, error) {
+	type plain ContentBlock
+	if c.Type != "text" {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		Type string         `json:"type"`
+		Text string         `json:"text"`
+		Meta map[string]any `json:"_meta,omitempty"`
+	}{c.Type, c.Text, c.Meta})
+}

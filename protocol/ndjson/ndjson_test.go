@@ -1,0 +1,58 @@
+package ndjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/message"
+)
+
+func TestEncoderLines(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	enc.Start(SessionInfo{SessionID: "s1", Title: "t", Model: "m", Provider: "p", Cwd: "/w", UpdatedAt: "2026-01-01T00:00:00Z"})
+	enc.Emit(event.Text("s1", event.AgentMessageChunk, ""))
+	enc.Emit(event.Text("s1", event.AgentThoughtChunk, "hmm"))
+	enc.Emit(event.Event{SessionID: "s1", Kind: event.ToolCall, Tool: &event.ToolCallInfo{ID: "c1", Title: "list_dir", Kind: "read", Status: "pending", RawInput: json.RawMessage(`{"path":"."}`)}})
+	enc.Emit(event.Event{SessionID: "s1", Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{ID: "c1", Status: "completed", RawOutput: json.RawMessage(`"a/\nb"`), Duration: time.Second}})
+	enc.Emit(event.Event{SessionID: "s1", Kind: event.UsageUpdate, Usage: &event.ContextUsage{Used: 15, Size: 0}})
+	enc.Emit(event.Event{SessionID: "s1", Kind: event.TurnEnd, End: &event.End{}}) // not a line
+	enc.Finish("s1", event.End{StopReason: "end_turn", Usage: message.Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: 2},
+		Iterations: 2, Duration: 1500 * time.Millisecond, Err: errors.New("ignored")}, 0, "")
+	want := []string{
+		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","title":"t","updatedAt":"2026-01-01T00:00:00Z","_meta":{"cwd":"/w","model":"m","provider":"p","schema":1}}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""}}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"list_dir","kind":"read","status":"pending","rawInput":{"path":"."}}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":"a/\nb"}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"usage_update","used":15,"size":0}}`,
+		`{"sessionId":"s1","stopReason":"end_turn","usage":{"totalTokens":17,"inputTokens":10,"outputTokens":5,"cachedReadTokens":2},"_meta":{"durationMs":1500,"exitCode":0,"iterations":2}}`,
+	}
+	got := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("got %d lines:\n%s", len(got), buf.String())
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d:\n got %s\nwant %s", i+1, got[i], want[i])
+		}
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+func TestEncoderKeepsFirstError(t *testing.T) {
+	enc := NewEncoder(failWriter{})
+	enc.Emit(event.Text("s", event.AgentMessageChunk, "x"))
+	enc.Emit(event.Text("s", event.AgentMessageChunk, "y"))
+	if enc.Err() == nil || !strings.Contains(enc.Err().Error(), "broken pipe") {
+		t.Fatalf("err = %v", enc.Err())
+	}
+}

@@ -1,0 +1,205 @@
+// Package agent is the loop: one turn = prompt -> (LLM -> tools)* -> stop
+// reason. It knows nothing of terminals, HTTP or wire formats: it talks to a
+// Provider, a tool Registry, an event Sink and a persistence callback.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/tools"
+)
+
+// Stop reasons of a turn.
+const (
+	StopEndTurn         = "end_turn"
+	StopMaxTokens       = "max_tokens"
+	StopMaxTurnRequests = "max_turn_requests"
+	StopRefusal         = "refusal"
+	StopCancelled       = "cancelled"
+)
+
+// DefaultMaxResultBytes caps one tool result fed back to the model.
+const DefaultMaxResultBytes = 128 << 10
+
+// CancelledResult is the tool result recorded for a call cut short by the user.
+const CancelledResult = "Cancelled by user."
+
+// Agent runs turns. It is safe for concurrent turns on different sessions.
+type Agent struct {
+	Provider       llm.Provider
+	Tools          *tools.Registry
+	Model          string
+	System         string
+	MaxIterations  int   // model calls per turn; default 10
+	MaxTokens      int   // per call; 0 leaves it to the provider
+	ContextWindow  int64 // for usage_update; 0 if unknown
+	MaxResultBytes int   // default DefaultMaxResultBytes
+}
+
+// Turn is one user prompt on a session.
+type Turn struct {
+	SessionID string
+	History   []message.Message // what the session held before this turn
+	Input     message.Message   // the user's message
+	Sink      event.Sink
+	// Persist makes messages durable; called once per step, in order. A
+	// failure ends the turn: continuing would lose history.
+	Persist func(msgs ...message.Message) error
+}
+
+// Run executes the turn and returns how it ended; it never panics on bad
+// model output. Cancelling ctx stops the stream and the running tools.
+func (a *Agent) Run(ctx context.Context, t Turn) event.End {
+	start := time.Now()
+	r := &run{Agent: a, turn: t, sink: &lockedSink{sink: t.Sink}}
+	end := r.loop(ctx)
+	end.Duration = time.Since(start)
+	return end
+}
+
+type run struct {
+	*Agent
+	turn  Turn
+	sink  *lockedSink
+	msgs  []message.Message
+	usage message.Usage
+	iter  int
+}
+
+func (r *run) emit(e event.Event) {
+	e.SessionID = r.turn.SessionID
+	r.sink.Emit(e)
+}
+
+func (r *run) persist(msgs ...message.Message) error {
+	r.msgs = append(r.msgs, msgs...)
+	if r.turn.Persist == nil {
+		return nil
+	}
+	if err := r.turn.Persist(msgs...); err != nil {
+		return fmt.Errorf("saving session: %w", err)
+	}
+	return nil
+}
+
+func (r *run) end(reason string, err error) event.End {
+	return event.End{StopReason: reason, Usage: r.usage, Iterations: r.iter, Err: err}
+}
+
+func (r *run) loop(ctx context.Context) event.End {
+	r.msgs = append(repairHistory(r.turn.History), r.turn.Input)
+	if r.turn.Persist != nil {
+		if err := r.turn.Persist(r.turn.Input); err != nil {
+			return r.end(StopEndTurn, fmt.Errorf("saving session: %w", err))
+		}
+	}
+	maxIter := r.MaxIterations
+	if maxIter <= 0 {
+		maxIter = 10
+	}
+	for r.iter < maxIter {
+		if ctx.Err() != nil {
+			return r.end(StopCancelled, nil)
+		}
+		r.iter++
+		resp, streamed, err := r.call(ctx)
+		if err != nil {
+			// Keep what the user already saw; a cancelled stream is not a failure.
+			if streamed != "" {
+				if perr := r.persist(message.Message{Role: message.RoleAssistant, Content: []message.Block{message.Text(streamed)}}); perr != nil {
+					return r.end(StopEndTurn, perr)
+				}
+			}
+			if ctx.Err() != nil {
+				return r.end(StopCancelled, nil)
+			}
+			return r.end(StopEndTurn, err)
+		}
+		r.usage = resp.Usage
+		r.emit(event.Event{Kind: event.UsageUpdate, Usage: &event.ContextUsage{Used: resp.Usage.Total(), Size: r.ContextWindow}})
+		reply := message.Message{Role: message.RoleAssistant, Content: resp.Content}
+		calls := reply.ToolUses()
+		if len(calls) == 0 || resp.StopReason == llm.StopMaxTokens || resp.StopReason == llm.StopRefusal {
+			if err := r.persist(reply); err != nil {
+				return r.end(StopEndTurn, err)
+			}
+			if len(calls) > 0 {
+				// A cut-off reply's calls are not run, but every tool_use
+				// needs a result or the next request is invalid.
+				if err := r.persist(notRun(calls, "Not run: the reply was cut off ("+resp.StopReason+").")); err != nil {
+					return r.end(StopEndTurn, err)
+				}
+			}
+			return r.end(stopReason(resp.StopReason), nil)
+		}
+		if err := r.persist(reply); err != nil {
+			return r.end(StopEndTurn, err)
+		}
+		results := r.runTools(ctx, calls)
+		if err := r.persist(message.Message{Role: message.RoleTool, Content: results}); err != nil {
+			return r.end(StopEndTurn, err)
+		}
+		if ctx.Err() != nil {
+			return r.end(StopCancelled, nil)
+		}
+	}
+	return r.end(StopMaxTurnRequests, nil)
+}
+
+// call streams one model reply, forwarding text and thinking as chunks. It
+// returns the text streamed so far even on error, so a cut turn keeps it.
+func (r *run) call(ctx context.Context) (*llm.Response, string, error) {
+	req := &llm.Request{Model: r.Model, System: r.System, Messages: r.msgs, MaxTokens: r.MaxTokens}
+	if r.Tools != nil {
+		req.Tools = r.Tools.Specs()
+	}
+	var streamed strings.Builder
+	resp, err := r.Provider.Stream(ctx, req, func(d llm.Delta) error {
+		kind := event.AgentMessageChunk
+		if d.Kind == llm.DeltaThinking {
+			kind = event.AgentThoughtChunk
+		} else {
+			streamed.WriteString(d.Text)
+		}
+		r.emit(event.Text("", kind, d.Text))
+		return nil
+	})
+	if err == nil && resp == nil {
+		err = errors.New("provider returned no response")
+	}
+	return resp, streamed.String(), err
+}
+
+func stopReason(s string) string {
+	switch s {
+	case llm.StopMaxTokens:
+		return StopMaxTokens
+	case llm.StopRefusal:
+		return StopRefusal
+	}
+	return StopEndTurn
+}
+
+// lockedSink serialises events from concurrent tool goroutines so sinks need
+// not be safe for concurrent use.
+type lockedSink struct {
+	mu   sync.Mutex
+	sink event.Sink
+}
+
+func (l *lockedSink) Emit(e event.Event) {
+	if l.sink == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sink.Emit(e)
+}

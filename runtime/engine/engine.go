@@ -1,0 +1,173 @@
+// Package engine wires configuration, provider, tools, session store and the
+// agent loop into one call per turn. Every front end (prompt, chat, ACP,
+// serve) runs turns through it, so they behave the same.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/openheim/openheim/runtime/agent"
+	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/session"
+	"github.com/openheim/openheim/runtime/tools"
+)
+
+// Engine runs turns for one configuration.
+type Engine struct {
+	Config *config.Config
+	Store  session.Store
+	Now    func() time.Time
+}
+
+// UsageError is a mistake in what the caller asked for (unknown session,
+// model or provider): the command exits 2 instead of 1.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Request is one prompt.
+type Request struct {
+	SessionID string // continue this session; "" starts a new one (unless Continue)
+	Continue  bool   // continue the latest session in the work dir
+	Provider  string // "" = the session's, else the default
+	Model     string
+	Input     []message.Block // the user's message
+	Sink      event.Sink
+	// Started is called once the session is known and before the model is
+	// called, with the session's meta as the turn will record it.
+	Started func(session.Meta)
+}
+
+// Prompt runs one turn and returns the session's meta after it. An error is
+// returned only when the turn could not start; how it ended is in End.
+func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.End, error) {
+	now := e.now()
+	meta, history, err := e.open(req)
+	if err != nil {
+		return session.Meta{}, event.End{}, err
+	}
+	providerName, model := req.Provider, req.Model
+	if providerName == "" && meta.Provider != nil {
+		providerName = *meta.Provider
+		if model == "" && meta.Model != nil {
+			model = *meta.Model
+		}
+	}
+	resolved, err := e.Config.Resolve(providerName, model)
+	if err != nil {
+		return session.Meta{}, event.End{}, &UsageError{err}
+	}
+	provider, err := NewProvider(resolved)
+	if err != nil {
+		return session.Meta{}, event.End{}, &UsageError{err}
+	}
+	registry, err := tools.Builtins(tools.Options{WorkDir: e.Config.WorkDir, AllowShell: e.Config.AllowShell})
+	if err != nil {
+		return session.Meta{}, event.End{}, err
+	}
+	system, err := e.Config.SystemPrompt()
+	if err != nil {
+		return session.Meta{}, event.End{}, err
+	}
+
+	isNew := meta.ID == ""
+	if isNew {
+		meta = session.NewMeta(now)
+	}
+	if meta.Title == nil {
+		meta.Title = session.Str(session.Title(textOf(req.Input)))
+	}
+	meta.Model, meta.Provider = session.Str(resolved.Model), session.Str(resolved.ProviderName)
+	meta.Cwd = session.Str(e.Config.WorkDir)
+	meta.UpdatedAt = now.UTC()
+	if isNew {
+		err = e.Store.Create(meta)
+	} else {
+		err = e.Store.SaveMeta(meta)
+	}
+	if err != nil {
+		return session.Meta{}, event.End{}, err
+	}
+	if req.Started != nil {
+		req.Started(meta)
+	}
+
+	a := &agent.Agent{
+		Provider:      provider,
+		Tools:         registry,
+		Model:         resolved.Model,
+		System:        system,
+		MaxIterations: e.Config.MaxIterations,
+		MaxTokens:     resolved.Provider.MaxTokens,
+		ContextWindow: int64(resolved.Provider.ContextWindow),
+	}
+	sink := req.Sink
+	if sink == nil {
+		sink = event.Discard
+	}
+	end := a.Run(ctx, agent.Turn{
+		SessionID: meta.ID,
+		History:   history,
+		Input:     message.Message{Role: message.RoleUser, Content: req.Input},
+		Sink:      sink,
+		Persist:   func(msgs ...message.Message) error { return e.Store.Append(meta.ID, msgs...) },
+	})
+
+	meta.UpdatedAt = e.now().UTC()
+	if end.Iterations > 0 && end.Usage != (message.Usage{}) {
+		u := end.Usage
+		meta.ContextUsage = &u
+	}
+	if err := e.Store.SaveMeta(meta); err != nil && end.Err == nil {
+		end.Err = fmt.Errorf("saving session meta: %w", err)
+	}
+	return meta, end, nil
+}
+
+// open finds the session to continue, if any.
+func (e *Engine) open(req Request) (session.Meta, []message.Message, error) {
+	id := req.SessionID
+	if id == "" && req.Continue {
+		latest, err := session.Latest(e.Store, e.Config.WorkDir)
+		if errors.Is(err, session.ErrNotFound) {
+			return session.Meta{}, nil, &UsageError{fmt.Errorf("--continue: no earlier session in %s", e.Config.WorkDir)}
+		}
+		if err != nil {
+			return session.Meta{}, nil, err
+		}
+		id = latest.ID
+	}
+	if id == "" {
+		return session.Meta{}, nil, nil
+	}
+	conv, err := e.Store.Load(id)
+	if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrInvalidID) {
+		return session.Meta{}, nil, &UsageError{err}
+	}
+	if err != nil {
+		return session.Meta{}, nil, err
+	}
+	return conv.Meta, conv.Messages, nil
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func textOf(blocks []message.Block) string {
+	for _, b := range blocks {
+		if b.Type == message.TypeText {
+			return b.Text
+		}
+	}
+	return ""
+}

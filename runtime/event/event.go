@@ -1,0 +1,117 @@
+// Package event is the one event stream of a turn. Its variants mirror ACP
+// session/update (DESIGN.md §2) plus the turn's end; every transport (NDJSON,
+// ACP, chat, SSE, a subagent's parent) adapts this type at its edge.
+package event
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// Kind names a variant. The session/update kinds use ACP's sessionUpdate names.
+type Kind string
+
+const (
+	AgentMessageChunk Kind = "agent_message_chunk"
+	AgentThoughtChunk Kind = "agent_thought_chunk"
+	UserMessageChunk  Kind = "user_message_chunk"
+	ToolCall          Kind = "tool_call"
+	ToolCallUpdate    Kind = "tool_call_update"
+	Plan              Kind = "plan"
+	UsageUpdate       Kind = "usage_update"
+	SessionInfoUpdate Kind = "session_info_update"
+	// Dropped says a slow consumer lost events; Count says how many.
+	Dropped Kind = "dropped"
+	// TurnEnd is the last event of a turn; it is not a session/update.
+	TurnEnd Kind = "turn_end"
+)
+
+// Tool call statuses.
+const (
+	StatusPending    = "pending"
+	StatusInProgress = "in_progress"
+	StatusCompleted  = "completed"
+	StatusFailed     = "failed"
+)
+
+// Event is one element of a turn's stream. Which fields are set depends on Kind.
+type Event struct {
+	SessionID string
+	Kind      Kind
+
+	// Content of message and thought chunks (a text or image block).
+	Content *message.Block
+
+	Tool  *ToolCallInfo // tool_call, tool_call_update
+	Usage *ContextUsage // usage_update
+	Info  *SessionInfo  // session_info_update
+	Plan  []PlanEntry   // plan
+	Count int           // dropped
+	End   *End          // turn_end
+}
+
+// ToolCallInfo describes a tool call or a change to one. In an update, empty
+// fields are unchanged.
+type ToolCallInfo struct {
+	ID        string
+	Title     string
+	Kind      string // ACP tool kind
+	Status    string
+	RawInput  json.RawMessage // the arguments object (tool_call)
+	RawOutput json.RawMessage // the result (final tool_call_update)
+	Duration  time.Duration   // final update: how long the tool ran
+}
+
+// ContextUsage is how full the context window is after a model call.
+type ContextUsage struct {
+	Used int64 // tokens in the context now
+	Size int64 // the context window, 0 if unknown
+}
+
+// SessionInfo carries session metadata for session_info_update.
+type SessionInfo struct {
+	Title     string
+	UpdatedAt time.Time
+	Model     string
+	Provider  string
+	Cwd       string
+}
+
+// PlanEntry is one item of an agent plan.
+type PlanEntry struct {
+	Content  string
+	Status   string
+	Priority string
+}
+
+// End is the outcome of a turn.
+type End struct {
+	StopReason string // end_turn, max_tokens, max_turn_requests, refusal, cancelled
+	Usage      message.Usage
+	Iterations int
+	Duration   time.Duration
+	Err        error // a runtime failure that ended the turn early
+}
+
+// Sink consumes events. Emit must not block for long: a sink that may be slow
+// wraps itself in a Queue.
+type Sink interface {
+	Emit(Event)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event)
+
+// Emit calls f.
+func (f SinkFunc) Emit(e Event) { f(e) }
+
+// Discard drops every event.
+var Discard Sink = SinkFunc(func(Event) {})
+
+// Text returns a text chunk event of the given kind.
+func Text(sessionID string, kind Kind, s string) Event {
+	b := message.Text(s)
+	return Event{SessionID: sessionID, Kind: kind, Content: &b}
+}

@@ -1,0 +1,94 @@
+package event
+
+import "sync"
+
+// Queue decouples a producer from a slow consumer with a bounded buffer so
+// that the turn never waits on a transport. When the buffer is full, text
+// chunks are merged into the chunk queued last (nothing is lost) and other
+// events are dropped and counted; the consumer then sees a Dropped event
+// before the next delivered one, so a loss is never silent.
+type Queue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	buf     []Event
+	limit   int
+	dropped int
+	closed  bool
+	done    chan struct{}
+}
+
+// NewQueue starts delivering events to sink on a goroutine of its own; Close
+// flushes what is queued and waits for it.
+func NewQueue(sink Sink, limit int) *Queue {
+	if limit < 1 {
+		limit = 1
+	}
+	q := &Queue{limit: limit, done: make(chan struct{})}
+	q.cond = sync.NewCond(&q.mu)
+	go q.run(sink)
+	return q
+}
+
+// Emit enqueues e without blocking.
+func (q *Queue) Emit(e Event) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	if len(q.buf) >= q.limit {
+		last := &q.buf[len(q.buf)-1]
+		if mergeable(last, &e) {
+			merged := *last.Content
+			merged.Text += e.Content.Text
+			last.Content = &merged
+			return
+		}
+		if e.Kind != TurnEnd {
+			q.dropped++
+			return
+		}
+	}
+	if q.dropped > 0 {
+		q.buf = append(q.buf, Event{SessionID: e.SessionID, Kind: Dropped, Count: q.dropped})
+		q.dropped = 0
+	}
+	q.buf = append(q.buf, e)
+	q.cond.Signal()
+}
+
+// Close delivers what is queued, then stops.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Signal()
+	q.mu.Unlock()
+	<-q.done
+}
+
+func (q *Queue) run(sink Sink) {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		for len(q.buf) == 0 && !q.closed {
+			q.cond.Wait()
+		}
+		if len(q.buf) == 0 && q.closed {
+			q.mu.Unlock()
+			return
+		}
+		batch := q.buf
+		q.buf = nil
+		q.mu.Unlock()
+		for _, e := range batch {
+			sink.Emit(e)
+		}
+	}
+}
+
+func mergeable(last, e *Event) bool {
+	return last.Kind == e.Kind && last.SessionID == e.SessionID &&
+		(e.Kind == AgentMessageChunk || e.Kind == AgentThoughtChunk || e.Kind == UserMessageChunk) &&
+		last.Content != nil && e.Content != nil &&
+		last.Content.Type == "text" && e.Content.Type == "text"
+}

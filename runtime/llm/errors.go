@@ -1,0 +1,151 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrStreamCut is wrapped by the error of a stream that stopped before the
+// server said it was finished (for OpenAI: before "data: [DONE]"). The reply
+// is incomplete but the request was fine, so it is worth retrying.
+var ErrStreamCut = errors.New("llm: stream cut before the end")
+
+// maxErrorBody is how much of an error body StatusError keeps: enough for the
+// server's message, not so much that a proxy's HTML page floods the logs.
+const maxErrorBody = 2048
+
+// StatusError is a non-2xx HTTP answer.
+type StatusError struct {
+	Status int
+	// Body is the start of the response body (at most 2 KiB, on a UTF-8
+	// boundary), for the server's own explanation.
+	Body string
+	// RetryAfter is the server's Retry-After hint; zero when absent.
+	RetryAfter time.Duration
+}
+
+func (e *StatusError) Error() string {
+	body := strings.Join(strings.Fields(e.Body), " ")
+	if body == "" {
+		body = http.StatusText(e.Status)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.Status, body)
+}
+
+// timeoutError is returned when the server goes quiet for longer than the
+// configured timeout. It satisfies net.Error so generic timeout checks agree.
+type timeoutError struct {
+	phase string
+	d     time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("llm: timeout: no data from the server for %v (%s)", e.d, e.phase)
+}
+func (e *timeoutError) Timeout() bool   { return true }
+func (e *timeoutError) Temporary() bool { return true }
+
+// Retryable reports whether err is worth retrying: rate limits, overload and
+// server errors, timeouts, connection failures and cut streams. Cancellation
+// and other 4xx answers are final: the same request would fail again.
+func Retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return retryableStatus(se.Status)
+	}
+	if errors.Is(err, ErrStreamCut) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return false // a misspelt host does not heal
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true // refused, reset, unreachable: the server may come back
+	}
+	// A server that closes the connection before answering surfaces as a
+	// bare EOF from net/http.
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
+}
+
+func retryableStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests:
+		return true
+	}
+	return code >= 500 && code <= 599
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 || secs > 24*3600 {
+			return 0
+		}
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// redactedError hides a secret that found its way into an error message (a
+// server echoing the key, a key in a base URL) while keeping errors.Is/As.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redact returns err with every occurrence of secret replaced. A StatusError
+// is rewritten in place of being wrapped so callers still see its fields.
+func redact(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	if se, ok := err.(*StatusError); ok {
+		c := *se
+		c.Body = strings.ReplaceAll(c.Body, secret, "[redacted]")
+		if !strings.Contains(c.Error(), secret) {
+			return &c
+		}
+	}
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+}

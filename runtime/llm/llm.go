@@ -1,0 +1,64 @@
+// Package llm is the streaming model interface of openheim and its thin
+// net/http clients. Providers turn a Request into a stream of Deltas and a
+// final Response; the agent loop never sees a vendor wire format.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// Stop reasons a provider reports for one call.
+const (
+	StopEndTurn   = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+	StopRefusal   = "refusal"
+)
+
+// ToolSpec is a tool offered to the model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Request is one model call.
+type Request struct {
+	Model     string            `json:"model"`
+	System    string            `json:"system,omitempty"`
+	Messages  []message.Message `json:"messages"`
+	Tools     []ToolSpec        `json:"tools,omitempty"`
+	MaxTokens int               `json:"max_tokens,omitempty"`
+}
+
+// DeltaKind says what a streamed fragment is.
+type DeltaKind int
+
+const (
+	DeltaText     DeltaKind = iota // visible answer text
+	DeltaThinking                  // reasoning text
+)
+
+// Delta is a fragment forwarded to the user while a call streams.
+type Delta struct {
+	Kind DeltaKind
+	Text string
+}
+
+// Response is the assembled result of one call.
+type Response struct {
+	// Content is the assistant message's blocks in order: thinking, text,
+	// tool_use (arguments as the complete JSON string the model sent).
+	Content    []message.Block
+	StopReason string
+	Usage      message.Usage
+}
+
+// Provider streams one model call. onDelta is called for every fragment as it
+// arrives; an error from onDelta aborts the call and is returned.
+type Provider interface {
+	Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error)
+}

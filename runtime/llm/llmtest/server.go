@@ -1,0 +1,214 @@
+// Package llmtest is a fake OpenAI-compatible chat-completions server for
+// tests. It speaks real SSE over real HTTP on 127.0.0.1, so clients are
+// exercised end to end, including the wire quirks of compatible servers
+// (CRLF, "data:" without a space, keep-alive comments, "error": null, cut
+// connections). Other test binaries use it in-process:
+//
+//	srv := llmtest.New()
+//	defer srv.Close()
+//	replies, _ := llmtest.LoadScript("testdata/script.json")
+//	srv.Enqueue(replies...)
+//	// point the client at srv.URL()
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RecordedRequest is one request as the server received it.
+type RecordedRequest struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   map[string]any // the decoded JSON body; nil if it was not a JSON object
+	Raw    []byte
+}
+
+// Server is the fake. Its methods are safe for concurrent use.
+type Server struct {
+	ts        *httptest.Server
+	done      chan struct{}
+	closeOnce sync.Once
+
+	mu    sync.Mutex
+	queue []Reply
+	reqs  []RecordedRequest
+}
+
+// New starts a server on 127.0.0.1.
+func New() *Server {
+	s := &Server{done: make(chan struct{})}
+	s.ts = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+// URL is the base URL to configure a client with; it ends in /v1.
+func (s *Server) URL() string { return s.ts.URL + "/v1" }
+
+// Close stops the server, first releasing any Hang or delayed reply (the
+// underlying httptest.Server waits for running handlers).
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.done) })
+	s.ts.CloseClientConnections()
+	s.ts.Close()
+}
+
+// Enqueue appends replies; each request consumes the first one.
+func (s *Server) Enqueue(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, replies...)
+}
+
+// Pending is how many scripted replies are still queued.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Requests returns the requests received so far, in order.
+func (s *Server) Requests() []RecordedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RecordedRequest(nil), s.reqs...)
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
+	_ = json.Unmarshal(raw, &rec.Body)
+
+	// Record before choosing the reply, so a test can inspect the request
+	// even when the reply hangs or fails.
+	s.mu.Lock()
+	s.reqs = append(s.reqs, rec)
+	n := len(s.reqs)
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		s.mu.Unlock()
+		http.Error(w, "llmtest: only POST .../chat/completions is served, got "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+		return
+	}
+	if len(s.queue) == 0 {
+		s.mu.Unlock()
+		http.Error(w, fmt.Sprintf("llmtest: no scripted reply for request %d", n), http.StatusInternalServerError)
+		return
+	}
+	reply := s.queue[0]
+	_, hasOpts := rec.Body["stream_options"]
+	if reply.RejectStreamOptions && hasOpts {
+		// Left queued: the client's retry without stream_options gets it.
+		s.mu.Unlock()
+		writeJSONError(w, http.StatusBadRequest,
+			`{"error":{"message":"Unrecognized request argument supplied: stream_options","type":"invalid_request_error","param":"stream_options","code":null}}`)
+		return
+	}
+	s.queue = s.queue[1:]
+	s.mu.Unlock()
+
+	if !s.sleep(r, reply.DelayMs) {
+		return
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		if reply.RetryAfter != "" {
+			w.Header().Set("Retry-After", reply.RetryAfter)
+		}
+		body := reply.ErrorBody
+		if body == "" {
+			body = `{"error":{"message":"llmtest: scripted HTTP ` + strconv.Itoa(reply.Status) + `","type":"llmtest"}}`
+		}
+		writeJSONError(w, reply.Status, body)
+		return
+	}
+	s.stream(w, r, reply, rec.Body, n)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, body map[string]any, n int) {
+	model, _ := body["model"].(string)
+	includeUsage := false
+	if so, ok := body["stream_options"].(map[string]any); ok {
+		includeUsage, _ = so["include_usage"].(bool)
+	}
+	chunks := reply.chunks(fmt.Sprintf("chatcmpl-llmtest-%d", n), model, includeUsage)
+
+	eol, prefix := "\n", "data: "
+	if reply.CRLF {
+		eol = "\r\n"
+	}
+	if reply.NoSpace {
+		prefix = "data:"
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(i int, data string) bool {
+		if i > 0 && !s.sleep(r, reply.ChunkDelayMs) {
+			return false
+		}
+		var b strings.Builder
+		if reply.KeepAlive && i > 0 {
+			b.WriteString(": keep-alive" + eol + eol)
+		}
+		b.WriteString(prefix + data + eol + eol)
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+
+	for i, c := range chunks {
+		if reply.CutAfter > 0 && i == reply.CutAfter {
+			break
+		}
+		if !send(i, c) {
+			return
+		}
+		if reply.Hang {
+			select {
+			case <-r.Context().Done():
+			case <-s.done:
+			}
+			return
+		}
+	}
+	if reply.CutAfter > 0 {
+		// Drop the connection without the terminating chunk, as a crashed
+		// server or a severed proxy would.
+		panic(http.ErrAbortHandler)
+	}
+	send(len(chunks), "[DONE]")
+}
+
+// sleep waits ms milliseconds; false if the client left or the server closed.
+func (s *Server) sleep(r *http.Request, ms int) bool {
+	if ms <= 0 {
+		return true
+	}
+	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+	case <-s.done:
+	}
+	return false
+}

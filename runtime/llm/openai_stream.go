@@ -1,0 +1,291 @@
+package llm
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/openheim/openheim/runtime/llm/sse"
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// Wire shapes of one streamed chunk. Fields that some servers fill with
+// unexpected types are decoded leniently (see looseString).
+
+type oaChunk struct {
+	Choices []oaChoice      `json:"choices"`
+	Usage   *oaUsage        `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type oaChoice struct {
+	Index        int         `json:"index"`
+	Delta        oaDelta     `json:"delta"`
+	FinishReason looseString `json:"finish_reason"`
+}
+
+type oaDelta struct {
+	Content          looseString       `json:"content"`
+	ReasoningContent looseString       `json:"reasoning_content"`
+	Reasoning        looseString       `json:"reasoning"`
+	ToolCalls        []oaToolCallDelta `json:"tool_calls"`
+}
+
+type oaToolCallDelta struct {
+	Index    *int        `json:"index"`
+	ID       looseString `json:"id"`
+	Function struct {
+		Name      looseString `json:"name"`
+		Arguments looseString `json:"arguments"`
+	} `json:"function"`
+}
+
+type oaUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+type oaError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// looseString decodes a JSON string and ignores null or any other type:
+// OpenRouter sends "reasoning" as an object on some models, and a chunk must
+// not fail because of a field openheim only reads opportunistically.
+type looseString string
+
+func (s *looseString) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '"' {
+		return nil
+	}
+	// Fast path for the common token without escapes: a nested
+	// json.Unmarshal per field was most of the per-chunk decode cost.
+	if inner := b[1 : len(b)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		*s = looseString(inner)
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = looseString(v)
+	return nil
+}
+
+// oaAccumulator assembles the Response from chunks.
+type oaAccumulator struct {
+	thinking  strings.Builder
+	text      strings.Builder
+	calls     []*oaCallAcc
+	byIndex   map[int]*oaCallAcc
+	finish    string
+	usage     *oaUsage
+	chunks    int
+	forwarded bool
+}
+
+type oaCallAcc struct {
+	id, name string
+	args     strings.Builder
+}
+
+// decodeOAStream reads SSE events until [DONE]. It forwards deltas as they
+// arrive and returns the assembled response.
+func decodeOAStream(body io.Reader, onDelta func(Delta) error) (*Response, error) {
+	acc := &oaAccumulator{byIndex: map[int]*oaCallAcc{}}
+	r := sse.NewReader(body)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, fmt.Errorf("%w: no [DONE] after %d chunks", ErrStreamCut, acc.chunks)
+			}
+			if errors.Is(err, sse.ErrLineTooLong) {
+				return nil, fmt.Errorf("llm: stream chunk %d: %w", acc.chunks+1, err)
+			}
+			// A transport failure mid-body (reset, abort) is a cut too; the
+			// caller first checks whether it was really a cancellation.
+			return nil, fmt.Errorf("%w after %d chunks: %w", ErrStreamCut, acc.chunks, err)
+		}
+		data := strings.TrimSpace(ev.Data)
+		if data == "[DONE]" {
+			return acc.response(), nil
+		}
+		if data == "" || ev.Type == "ping" {
+			continue
+		}
+		acc.chunks++
+		if err := acc.add([]byte(data), onDelta); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (a *oaAccumulator) add(data []byte, onDelta func(Delta) error) error {
+	var c oaChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		// %v, not %w: a server that sends broken JSON will do it again, and
+		// wrapping could let the syntax error look like a transport failure.
+		return fmt.Errorf("llm: malformed JSON in stream chunk %d: %v (data: %q)",
+			a.chunks, err, truncate(string(data), 200))
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return chunkError(c.Error)
+	}
+	if c.Usage != nil {
+		a.usage = c.Usage // some servers repeat it cumulatively: keep the last
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue // openheim asks for one choice
+		}
+		if ch.FinishReason != "" {
+			a.finish = string(ch.FinishReason)
+		}
+		if err := a.emit(DeltaThinking, string(ch.Delta.ReasoningContent), onDelta); err != nil {
+			return err
+		}
+		if err := a.emit(DeltaThinking, string(ch.Delta.Reasoning), onDelta); err != nil {
+			return err
+		}
+		if err := a.emit(DeltaText, string(ch.Delta.Content), onDelta); err != nil {
+			return err
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			a.addToolCall(tc)
+		}
+	}
+	return nil
+}
+
+func (a *oaAccumulator) emit(kind DeltaKind, s string, onDelta func(Delta) error) error {
+	if s == "" {
+		return nil
+	}
+	if kind == DeltaThinking {
+		a.thinking.WriteString(s)
+	} else {
+		a.text.WriteString(s)
+	}
+	a.forwarded = true
+	if onDelta == nil {
+		return nil
+	}
+	return onDelta(Delta{Kind: kind, Text: s})
+}
+
+// addToolCall merges one fragment. Fragments are keyed by index; a fragment
+// carrying a new id at an index already in use starts another call, because
+// some compatible servers send every call whole with index 0.
+func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) {
+	var call *oaCallAcc
+	if tc.Index != nil {
+		call = a.byIndex[*tc.Index]
+		if call != nil && tc.ID != "" && call.id != "" && string(tc.ID) != call.id {
+			call = nil
+		}
+	} else if len(a.calls) > 0 && (tc.ID == "" || string(tc.ID) == a.calls[len(a.calls)-1].id) {
+		call = a.calls[len(a.calls)-1]
+	}
+	if call == nil {
+		call = &oaCallAcc{}
+		a.calls = append(a.calls, call)
+		if tc.Index != nil {
+			a.byIndex[*tc.Index] = call
+		}
+	}
+	if call.id == "" {
+		call.id = string(tc.ID)
+	}
+	if call.name == "" {
+		call.name = string(tc.Function.Name)
+	}
+	call.args.WriteString(string(tc.Function.Arguments))
+}
+
+func (a *oaAccumulator) response() *Response {
+	resp := &Response{StopReason: mapFinishReason(a.finish, len(a.calls) > 0)}
+	if a.thinking.Len() > 0 {
+		resp.Content = append(resp.Content, message.Block{Type: message.TypeThinking, Thinking: a.thinking.String()})
+	}
+	if a.text.Len() > 0 {
+		resp.Content = append(resp.Content, message.Text(a.text.String()))
+	}
+	for _, c := range a.calls {
+		id := c.id
+		if id == "" {
+			id = newCallID()
+		}
+		args := c.args.String()
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		resp.Content = append(resp.Content, message.Block{Type: message.TypeToolUse, ID: id, Name: c.name, Arguments: args})
+	}
+	if u := a.usage; u != nil {
+		var cached int64
+		if u.PromptTokensDetails != nil {
+			cached = u.PromptTokensDetails.CachedTokens
+		}
+		resp.Usage = message.Usage{InputTokens: max(u.PromptTokens-cached, 0), OutputTokens: u.CompletionTokens,
+			CacheReadTokens: cached}
+	}
+	return resp
+}
+
+// mapFinishReason maps OpenAI's finish_reason. Received tool calls win over
+// "stop" and unknown reasons because several servers (Ollama, older vLLM)
+// report "stop" after calling tools, and the loop must still run them;
+// "length" stays max_tokens since the arguments may then be truncated.
+func mapFinishReason(reason string, hasCalls bool) string {
+	switch reason {
+	case "length":
+		return StopMaxTokens
+	case "content_filter":
+		return StopRefusal
+	case "tool_calls", "function_call":
+		return StopToolUse
+	}
+	if hasCalls {
+		return StopToolUse
+	}
+	return StopEndTurn
+}
+
+// chunkError turns an in-stream error object into an error. A numeric code
+// that is an HTTP status (OpenRouter relays upstream 429/502 this way) becomes
+// a StatusError so the retry policy treats it like the same HTTP answer.
+func chunkError(raw json.RawMessage) error {
+	var e oaError
+	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
+		return fmt.Errorf("llm: server error in stream: %s", truncate(string(raw), 300))
+	}
+	var code int
+	if json.Unmarshal(e.Code, &code) == nil && code >= 400 && code <= 599 {
+		return &StatusError{Status: code, Body: truncate(e.Message, maxErrorBody)}
+	}
+	if e.Type != "" {
+		return fmt.Errorf("llm: server error in stream (%s): %s", e.Type, truncate(e.Message, 300))
+	}
+	return fmt.Errorf("llm: server error in stream: %s", truncate(e.Message, 300))
+}
+
+// newCallID makes an id for a tool call the server sent without one; the id
+// must be unique because tool results are matched to calls by it.
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,89 @@
+// Package session is the durable conversation store: history/<uuid>.json
+// holds the meta (rewritten atomically), history/<uuid>.jsonl the messages
+// (appended, fsynced at the end of every step).
+package session
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// Meta is seed 000's ConversationMeta.
+type Meta struct {
+	ID           string         `json:"id"`
+	CreatedAt    time.Time      `json:"created_at"`
+	UpdatedAt    time.Time      `json:"updated_at"`
+	Title        *string        `json:"title"`
+	Model        *string        `json:"model"`
+	Provider     *string        `json:"provider"`
+	Skills       []string       `json:"skills"`
+	Cwd          *string        `json:"cwd"`
+	ContextUsage *message.Usage `json:"context_usage,omitempty"`
+}
+
+// Conversation is a session's meta and messages (seed 000 Conversation).
+type Conversation struct {
+	Meta     Meta              `json:"meta"`
+	Messages []message.Message `json:"messages"`
+}
+
+// ErrNotFound is returned for a session id with no stored session.
+var ErrNotFound = errors.New("session not found")
+
+// ErrInvalidID is returned for an id that is not a UUID.
+var ErrInvalidID = errors.New("invalid session id")
+
+// TitleLength is how many characters of the first user message make the title.
+const TitleLength = 80
+
+// NewMeta returns the meta of a new session created now.
+func NewMeta(now time.Time) Meta {
+	now = now.UTC()
+	return Meta{ID: uuid.NewString(), CreatedAt: now, UpdatedAt: now, Skills: []string{}}
+}
+
+// ValidateID checks that id is a canonical UUID, so it is safe as a file name.
+func ValidateID(id string) error {
+	u, err := uuid.Parse(id)
+	if err != nil || u.String() != id {
+		return fmt.Errorf("%w: %q", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// Title derives a session title from the first user message: its first
+// TitleLength characters with whitespace runs collapsed.
+func Title(text string) string {
+	out := make([]rune, 0, TitleLength)
+	space := false
+	for _, r := range text {
+		if r == ' ' || r == '\n' || r == '\t' || r == '\r' {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			if len(out) >= TitleLength {
+				break
+			}
+			out = append(out, ' ')
+			space = false
+		}
+		if len(out) >= TitleLength {
+			break
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// Str returns a pointer to s, or nil when s is empty.
+func Str(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,86 @@
+// Package tools holds the Tool interface, the registry the agent loop calls
+// through, the work_dir sandbox and the built-in tools.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+
+	"github.com/openheim/openheim/runtime/llm"
+)
+
+// ACP tool kinds.
+const (
+	KindRead    = "read"
+	KindEdit    = "edit"
+	KindDelete  = "delete"
+	KindMove    = "move"
+	KindSearch  = "search"
+	KindExecute = "execute"
+	KindThink   = "think"
+	KindFetch   = "fetch"
+	KindOther   = "other"
+)
+
+// Result is what a tool hands back to the model.
+type Result struct {
+	Content string
+	IsError bool
+}
+
+// Errorf is a failed result; the model sees the message.
+func Errorf(format string, a ...any) Result {
+	return Result{Content: sprintf(format, a...), IsError: true}
+}
+
+// Tool is one callable tool. Run receives the arguments as a JSON object and
+// must honour ctx: cancellation kills whatever the tool started.
+type Tool interface {
+	Spec() llm.ToolSpec
+	Kind() string
+	Run(ctx context.Context, args json.RawMessage) Result
+}
+
+// Registry is an ordered set of tools by name.
+type Registry struct {
+	byName map[string]Tool
+}
+
+// NewRegistry returns a registry holding ts.
+func NewRegistry(ts ...Tool) *Registry {
+	r := &Registry{byName: map[string]Tool{}}
+	for _, t := range ts {
+		r.Add(t)
+	}
+	return r
+}
+
+// Add registers t, replacing any tool of the same name.
+func (r *Registry) Add(t Tool) { r.byName[t.Spec().Name] = t }
+
+// Get returns the tool called name.
+func (r *Registry) Get(name string) (Tool, bool) {
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// Tools returns every tool sorted by name.
+func (r *Registry) Tools() []Tool {
+	out := make([]Tool, 0, len(r.byName))
+	for _, t := range r.byName {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Spec().Name < out[j].Spec().Name })
+	return out
+}
+
+// Specs returns the specs offered to the model, sorted by name.
+func (r *Registry) Specs() []llm.ToolSpec {
+	ts := r.Tools()
+	out := make([]llm.ToolSpec, len(ts))
+	for i, t := range ts {
+		out[i] = t.Spec()
+	}
+	return out
+}

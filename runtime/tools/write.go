@@ -1,0 +1,160 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/openheim/openheim/runtime/llm"
+)
+
+// WriteFile creates or replaces a file.
+type WriteFile struct {
+	Sandbox *Sandbox
+}
+
+func (*WriteFile) Spec() llm.ToolSpec {
+	return spec(writeFileName, writeFileDescription, writeFileParams)
+}
+
+func (*WriteFile) Kind() string { return KindEdit }
+
+func (t *WriteFile) Run(ctx context.Context, raw json.RawMessage) Result {
+	a, err := parseArgs(raw)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	p, err := a.str("path", true)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	content, err := a.str("content", true)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	abs, err := t.Sandbox.Resolve(p)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if abs == t.Sandbox.Root {
+		return Errorf("'%s' is the work directory, not a file", p)
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return Errorf("'%s' is a directory, not a file", p)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return Errorf("cannot create parent directories of %s: %v", p, err)
+	}
+	if err := atomicWrite(abs, []byte(content)); err != nil {
+		return Errorf("cannot write %s: %v", p, err)
+	}
+	return Result{Content: sprintf("Wrote %s to %s", plural(len(content), "byte", "bytes"), t.Sandbox.Rel(abs))}
+}
+
+// atomicWrite replaces path through a temporary file in the same directory
+// and a rename, so a crash or a concurrent reader never sees a half-written
+// file. An existing file keeps its permission bits.
+func atomicWrite(path string, data []byte) error {
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once the rename succeeded
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// EditFile replaces exact text in an existing file.
+type EditFile struct {
+	Sandbox *Sandbox
+}
+
+func (*EditFile) Spec() llm.ToolSpec {
+	return spec(editFileName, editFileDescription, editFileParams)
+}
+
+func (*EditFile) Kind() string { return KindEdit }
+
+func (t *EditFile) Run(ctx context.Context, raw json.RawMessage) Result {
+	a, err := parseArgs(raw)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	p, err := a.str("path", true)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	oldS, err := a.str("old_string", true)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	newS, err := a.str("new_string", true)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	all, err := a.boolean("replace_all")
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if oldS == "" {
+		return Errorf("old_string is empty; use write_file to create a file or replace its whole content")
+	}
+	if oldS == newS {
+		return Errorf("old_string and new_string are identical; nothing would change")
+	}
+	abs, err := t.Sandbox.Resolve(p)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	f, err := openRegular(abs, p)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return Errorf("cannot read %s: %v", p, err)
+	}
+	if looksBinary(data[:min(len(data), sniffLen)]) {
+		return Errorf("cannot edit %s: %v", p, errBinary)
+	}
+	text := string(data)
+	rel := t.Sandbox.Rel(abs)
+	n := strings.Count(text, oldS)
+	switch {
+	case n == 0:
+		return Errorf("old_string not found in %s. It must match the file exactly, including whitespace and indentation; read the file again to copy the current text.", rel)
+	case n > 1 && !all:
+		return Errorf("old_string found %d times in %s; add surrounding context to make it unique, or set replace_all to true to replace every occurrence", n, rel)
+	}
+	if all {
+		text = strings.ReplaceAll(text, oldS, newS)
+	} else {
+		text = strings.Replace(text, oldS, newS, 1)
+	}
+	if err := atomicWrite(abs, []byte(text)); err != nil {
+		return Errorf("cannot write %s: %v", p, err)
+	}
+	return Result{Content: sprintf("Replaced %s in %s", plural(n, "occurrence", "occurrences"), rel)}
+}
