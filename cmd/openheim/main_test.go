@@ -39,6 +39,8 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakellm":   cmdFakeLLM,
 			"waitreq":   cmdWaitReq,
+			"waithang":  cmdWaitHang,
+			"sleep":     cmdSleep,
 			"llmreq":    cmdLLMReq,
 			"expand":    cmdExpand,
 			"normalize": cmdNormalize,
@@ -85,6 +87,26 @@ func cmdWaitReq(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// waithang N: wait until N Hang replies have streamed all they will.
+func cmdWaitHang(ts *testscript.TestScript, neg bool, args []string) {
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(20 * time.Second)
+	for server(ts).Hanging() < n {
+		if time.Now().After(deadline) {
+			ts.Fatalf("fake LLM has %d hanging replies, want %d", server(ts).Hanging(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sleep DURATION: give a background process time to take in what it was sent.
+func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
+	d, err := time.ParseDuration(args[0])
+	ts.Check(err)
+	time.Sleep(d)
 }
 
 // llmreq N: print the raw JSON body of request N (1-based) on stdout, or

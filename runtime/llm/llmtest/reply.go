@@ -31,7 +31,7 @@ type Reply struct {
 	Malformed    bool `json:"malformed,omitempty"`      // send a chunk of invalid JSON after the first chunk
 	DelayMs      int  `json:"delay_ms,omitempty"`       // wait before the response headers (and so the first chunk)
 	ChunkDelayMs int  `json:"chunk_delay_ms,omitempty"` // wait between chunks
-	Hang         bool `json:"hang,omitempty"`           // send headers and one chunk, then block until the client or server goes away
+	Hang         bool `json:"hang,omitempty"`           // send every chunk before the finish chunk (role, thinking, text, tool fragments), then block until the client or server goes away
 
 	CRLF                bool `json:"crlf,omitempty"`                  // end lines with \r\n
 	NoSpace             bool `json:"no_space,omitempty"`              // write "data:" without the space
@@ -117,9 +117,9 @@ type wireUsage struct {
 	} `json:"prompt_tokens_details"`
 }
 
-// chunks renders the reply's data payloads in order, without [DONE].
-func (r Reply) chunks(id, model string, includeUsage bool) []string {
-	var out []string
+// chunks renders the reply's data payloads in order, without [DONE], and
+// the index of the finish chunk (where a Hang reply stops).
+func (r Reply) chunks(id, model string, includeUsage bool) (out []string, finishAt int) {
 	add := func(c wireChunk) {
 		c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", 1764460800, model
 		if r.ErrorNull {
@@ -162,6 +162,7 @@ func (r Reply) chunks(id, model string, includeUsage bool) []string {
 			finish = "tool_calls"
 		}
 	}
+	finishAt = len(out)
 	add(wireChunk{Choices: []wireChoice{{FinishReason: &finish}}})
 	if includeUsage && r.Usage != nil {
 		u := &wireUsage{PromptTokens: r.Usage.Prompt, CompletionTokens: r.Usage.Completion,
@@ -169,7 +170,7 @@ func (r Reply) chunks(id, model string, includeUsage bool) []string {
 		u.PromptTokensDetails.CachedTokens = r.Usage.Cached
 		add(wireChunk{Choices: []wireChoice{}, Usage: u})
 	}
-	return out
+	return out, finishAt
 }
 
 // splitRunes cuts s into n pieces of about equal length on rune boundaries,

@@ -38,9 +38,18 @@ type Server struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
-	mu    sync.Mutex
-	queue []Reply
-	reqs  []RecordedRequest
+	mu      sync.Mutex
+	queue   []Reply
+	reqs    []RecordedRequest
+	hanging int
+}
+
+// Hanging is how many Hang replies have sent all they will send and are
+// now blocked: a test can act on a stream known to be mid-way.
+func (s *Server) Hanging() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hanging
 }
 
 // New starts a server on 127.0.0.1.
@@ -143,7 +152,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, bod
 	if so, ok := body["stream_options"].(map[string]any); ok {
 		includeUsage, _ = so["include_usage"].(bool)
 	}
-	chunks := reply.chunks(fmt.Sprintf("chatcmpl-llmtest-%d", n), model, includeUsage)
+	chunks, finishAt := reply.chunks(fmt.Sprintf("chatcmpl-llmtest-%d", n), model, includeUsage)
 
 	eol, prefix := "\n", "data: "
 	if reply.CRLF {
@@ -178,14 +187,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, bod
 		if reply.CutAfter > 0 && i == reply.CutAfter {
 			break
 		}
-		if !send(i, c) {
-			return
-		}
-		if reply.Hang {
+		if reply.Hang && i == finishAt {
+			s.mu.Lock()
+			s.hanging++
+			s.mu.Unlock()
 			select {
 			case <-r.Context().Done():
 			case <-s.done:
 			}
+			return
+		}
+		if !send(i, c) {
 			return
 		}
 	}
