@@ -251,7 +251,7 @@ func attachment(path string) (message.Block, error) {
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return message.Block{}, usageErr(fmt.Errorf("--file %s: not a text file", path), "")
 	}
-	return message.Text(fmt.Sprintf("<file path=%q>\n%s\n</file>", path, data)), nil
+	return message.Text(fmt.Sprintf("<file path=%q>\n%s\n</file>", path, strings.TrimSuffix(string(data), "\n"))), nil
 }
 
 func deref(s *string) string {
