@@ -17,6 +17,9 @@ type textRenderer struct {
 	wrote   bool
 	pending map[string]string // tool call id -> title
 	inThink bool
+	// newReply is set once tools ran: the next answer text starts a new
+	// paragraph instead of running on from the text before the tool calls.
+	newReply bool
 }
 
 func newTextRenderer(ios *IOStreams) *textRenderer {
@@ -31,6 +34,13 @@ func (r *textRenderer) Emit(e event.Event) {
 			return
 		}
 		r.endThinking()
+		if r.newReply && r.wrote {
+			if r.last != '\n' {
+				fmt.Fprint(r.io.Out, "\n")
+			}
+			fmt.Fprint(r.io.Out, "\n")
+		}
+		r.newReply = false
 		fmt.Fprint(r.io.Out, e.Content.Text)
 		r.wrote = true
 		r.last = e.Content.Text[len(e.Content.Text)-1]
@@ -41,6 +51,7 @@ func (r *textRenderer) Emit(e event.Event) {
 		}
 	case event.ToolCall:
 		r.pending[e.Tool.ID] = describeCall(e.Tool)
+		r.newReply = true
 	case event.ToolCallUpdate:
 		if !r.io.ErrTTY {
 			return

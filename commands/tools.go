@@ -66,6 +66,7 @@ type ToolJSON struct {
 
 func printToolsJSON(ios *IOStreams, reg *tools.Registry) error {
 	enc := json.NewEncoder(ios.Out)
+	enc.SetEscapeHTML(false)
 	for _, s := range reg.Specs() {
 		var t ToolJSON
 		t.Type = "function"

@@ -58,11 +58,11 @@ func (e *Encoder) line(v any) {
 	if e.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
-	if err == nil {
-		b = append(b, '\n')
-		_, err = e.w.Write(b)
-	}
+	// Encode adds the newline; HTML escaping would only make file and
+	// tool text harder to read in a terminal.
+	enc := json.NewEncoder(e.w)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
 	if err == nil {
 		err = e.w.Flush()
 	}
