@@ -17,6 +17,7 @@ import (
 
 // NewRoot builds the openheim CLI.
 func NewRoot(ios *IOStreams, version string) *cli.Command {
+	setupLogging(ios.ErrOut)
 	root := &cli.Command{
 		Name:    "openheim",
 		Usage:   "a multi-provider LLM agent runtime",
