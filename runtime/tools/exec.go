@@ -41,12 +41,9 @@ func (*ExecuteCommand) Spec() llm.ToolSpec {
 func (*ExecuteCommand) Kind() string { return KindExecute }
 
 func (t *ExecuteCommand) Run(ctx context.Context, raw json.RawMessage) Result {
-	a, err := parseArgs(raw)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	command, err := a.str("command", true)
-	if err != nil {
+	a := parseArgs(raw)
+	command := a.str("command", true)
+	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
 	if strings.TrimSpace(command) == "" {
@@ -77,7 +74,7 @@ func (t *ExecuteCommand) Run(ctx context.Context, raw json.RawMessage) Result {
 	// keep Wait blocked until that child exits.
 	cmd.WaitDelay = waitDelay
 
-	err = cmd.Run()
+	err := cmd.Run()
 	var note string
 	switch {
 	case ctx.Err() != nil:

@@ -28,12 +28,9 @@ func (*ListDir) Spec() llm.ToolSpec {
 func (*ListDir) Kind() string { return KindRead }
 
 func (t *ListDir) Run(ctx context.Context, raw json.RawMessage) Result {
-	a, err := parseArgs(raw)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	p, err := a.str("path", false)
-	if err != nil {
+	a := parseArgs(raw)
+	p := a.str("path", false)
+	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
 	abs, err := t.Sandbox.Resolve(p)

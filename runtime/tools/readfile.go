@@ -28,23 +28,14 @@ func (*ReadFile) Spec() llm.ToolSpec {
 func (*ReadFile) Kind() string { return KindRead }
 
 func (t *ReadFile) Run(ctx context.Context, raw json.RawMessage) Result {
-	a, err := parseArgs(raw)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	p, err := a.str("path", true)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	offset, hasOffset, err := a.integer("offset", 1)
-	if err != nil {
-		return Errorf("%v", err)
-	}
+	a := parseArgs(raw)
+	p := a.str("path", true)
+	offset, hasOffset := a.integer("offset", 1)
 	if !hasOffset {
 		offset = 1
 	}
-	limit, _, err := a.integer("limit", 1)
-	if err != nil {
+	limit, _ := a.integer("limit", 1)
+	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
 	abs, err := t.Sandbox.Resolve(p)

@@ -37,20 +37,11 @@ func (*Search) Spec() llm.ToolSpec {
 func (*Search) Kind() string { return KindSearch }
 
 func (t *Search) Run(ctx context.Context, raw json.RawMessage) Result {
-	a, err := parseArgs(raw)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	pattern, err := a.str("pattern", true)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	p, err := a.str("path", false)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	fold, err := a.boolean("case_insensitive")
-	if err != nil {
+	a := parseArgs(raw)
+	pattern := a.str("pattern", true)
+	p := a.str("path", false)
+	fold := a.boolean("case_insensitive")
+	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
 	if pattern == "" {

@@ -52,21 +52,35 @@ func plural(n int, one, many string) string {
 
 // args is a decoded argument object. Tools read fields through it rather
 // than json.Unmarshal into a struct so that every bad call gets a message
-// naming the argument and what was wrong with it, which the model can act on.
-type args map[string]json.RawMessage
+// naming the argument and what was wrong with it, which the model can act
+// on. The first problem sticks (like bufio.Scanner): read every field, then
+// check Err once.
+type args struct {
+	m   map[string]json.RawMessage
+	err error
+}
 
 // parseArgs accepts a JSON object; an empty payload counts as {} because
 // some providers send nothing for calls without arguments.
-func parseArgs(raw json.RawMessage) (args, error) {
+func parseArgs(raw json.RawMessage) *args {
+	a := &args{m: map[string]json.RawMessage{}}
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 {
-		return args{}, nil
+		return a
 	}
-	var a args
-	if err := json.Unmarshal(trimmed, &a); err != nil || a == nil {
-		return nil, fmt.Errorf("invalid arguments: expected a JSON object, got %s", excerpt(string(trimmed), 100))
+	if err := json.Unmarshal(trimmed, &a.m); err != nil || a.m == nil {
+		a.err = fmt.Errorf("invalid arguments: expected a JSON object, got %s", excerpt(string(trimmed), 100))
 	}
-	return a, nil
+	return a
+}
+
+// Err is the first problem met while reading the arguments.
+func (a *args) Err() error { return a.err }
+
+func (a *args) fail(err error) {
+	if a.err == nil {
+		a.err = err
+	}
 }
 
 func excerpt(s string, n int) string {
@@ -78,56 +92,58 @@ func excerpt(s string, n int) string {
 
 // present reports whether name was given; an explicit null counts as absent
 // because models often send null for "use the default".
-func (a args) present(name string) bool {
-	v, ok := a[name]
+func (a *args) present(name string) bool {
+	v, ok := a.m[name]
 	return ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null"))
 }
 
-func (a args) missing(name string) error {
+func (a *args) missing(name string) error {
 	return fmt.Errorf("missing required argument %q", name)
 }
 
-func (a args) wrongType(name, want string) error {
-	return fmt.Errorf("argument %q must be %s, got %s", name, want, excerpt(string(bytes.TrimSpace(a[name])), 60))
+func (a *args) wrongType(name, want string) error {
+	return fmt.Errorf("argument %q must be %s, got %s", name, want, excerpt(string(bytes.TrimSpace(a.m[name])), 60))
 }
 
-func (a args) str(name string, required bool) (string, error) {
-	if !a.present(name) {
+func (a *args) str(name string, required bool) string {
+	if a.err != nil || !a.present(name) {
 		if required {
-			return "", a.missing(name)
+			a.fail(a.missing(name))
 		}
-		return "", nil
+		return ""
 	}
 	var s string
-	if err := json.Unmarshal(a[name], &s); err != nil {
-		return "", a.wrongType(name, "a string")
+	if err := json.Unmarshal(a.m[name], &s); err != nil {
+		a.fail(a.wrongType(name, "a string"))
 	}
-	return s, nil
+	return s
 }
 
-func (a args) boolean(name string) (bool, error) {
-	if !a.present(name) {
-		return false, nil
+func (a *args) boolean(name string) bool {
+	if a.err != nil || !a.present(name) {
+		return false
 	}
 	var b bool
-	if err := json.Unmarshal(a[name], &b); err != nil {
-		return false, a.wrongType(name, "a boolean")
+	if err := json.Unmarshal(a.m[name], &b); err != nil {
+		a.fail(a.wrongType(name, "a boolean"))
 	}
-	return b, nil
+	return b
 }
 
 // integer returns an optional integer argument that must be >= min. Whole
 // floats such as 10.0 are accepted because some models emit them.
-func (a args) integer(name string, min int) (int, bool, error) {
-	if !a.present(name) {
-		return 0, false, nil
+func (a *args) integer(name string, min int) (int, bool) {
+	if a.err != nil || !a.present(name) {
+		return 0, false
 	}
 	var f float64
-	if err := json.Unmarshal(a[name], &f); err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, false, a.wrongType(name, "an integer")
+	if err := json.Unmarshal(a.m[name], &f); err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		a.fail(a.wrongType(name, "an integer"))
+		return 0, false
 	}
 	if int(f) < min {
-		return 0, false, fmt.Errorf("argument %q must be at least %d, got %s", name, min, strings.TrimSpace(string(a[name])))
+		a.fail(fmt.Errorf("argument %q must be at least %d, got %s", name, min, strings.TrimSpace(string(a.m[name]))))
+		return 0, false
 	}
-	return int(f), true, nil
+	return int(f), true
 }

@@ -65,12 +65,9 @@ func (e *blockedError) Error() string {
 }
 
 func (t *WebFetch) Run(ctx context.Context, raw json.RawMessage) Result {
-	a, err := parseArgs(raw)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	rawURL, err := a.str("url", true)
-	if err != nil {
+	a := parseArgs(raw)
+	rawURL := a.str("url", true)
+	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
 	u, err := url.Parse(strings.TrimSpace(rawURL))

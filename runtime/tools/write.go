@@ -25,16 +25,10 @@ func (*WriteFile) Spec() llm.ToolSpec {
 func (*WriteFile) Kind() string { return KindEdit }
 
 func (t *WriteFile) Run(ctx context.Context, raw json.RawMessage) Result {
-	a, err := parseArgs(raw)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	p, err := a.str("path", true)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	content, err := a.str("content", true)
-	if err != nil {
+	a := parseArgs(raw)
+	p := a.str("path", true)
+	content := a.str("content", true)
+	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
 	abs, err := t.Sandbox.Resolve(p)
@@ -97,24 +91,12 @@ func (*EditFile) Spec() llm.ToolSpec {
 func (*EditFile) Kind() string { return KindEdit }
 
 func (t *EditFile) Run(ctx context.Context, raw json.RawMessage) Result {
-	a, err := parseArgs(raw)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	p, err := a.str("path", true)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	oldS, err := a.str("old_string", true)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	newS, err := a.str("new_string", true)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	all, err := a.boolean("replace_all")
-	if err != nil {
+	a := parseArgs(raw)
+	p := a.str("path", true)
+	oldS := a.str("old_string", true)
+	newS := a.str("new_string", true)
+	all := a.boolean("replace_all")
+	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
 	if oldS == "" {
