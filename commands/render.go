@@ -64,7 +64,7 @@ func (r *textRenderer) Emit(e event.Event) {
 				mark = "✗"
 			}
 			r.lineBreak()
-			fmt.Fprintf(r.io.ErrOut, "%s\n", r.io.Dim(fmt.Sprintf("%s %s (%s)", mark, r.pending[e.Tool.ID], e.Tool.Duration.Round(time.Millisecond))))
+			fmt.Fprintf(r.io.ErrOut, "%s\n", r.io.Dim(fmt.Sprintf("%s %s (%s)", mark, r.pending[e.Tool.ID], shortDuration(e.Tool.Duration))))
 		}
 	case event.Dropped:
 		if r.io.ErrTTY {
@@ -106,4 +106,11 @@ func describeCall(t *event.ToolCallInfo) string {
 		return t.Title
 	}
 	return t.Title + " " + args
+}
+
+func shortDuration(d time.Duration) string {
+	if d < time.Millisecond {
+		return "<1ms"
+	}
+	return d.Round(time.Millisecond).String()
 }
