@@ -6,6 +6,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/openheim/openheim/runtime/message"
 )
@@ -16,7 +17,16 @@ const (
 	StopToolUse   = "tool_use"
 	StopMaxTokens = "max_tokens"
 	StopRefusal   = "refusal"
+	// StopPauseTurn: the provider paused a long turn (Anthropic server
+	// tools); the loop sends the reply back as is to let it continue.
+	StopPauseTurn = "pause_turn"
 )
+
+// ErrContextTooLong is wrapped by a provider's error when the API rejected
+// the request for not fitting the model's context window (each API says so
+// in its own status and body). It is not retried as is: the agent loop
+// retries with a smaller request.
+var ErrContextTooLong = errors.New("the request does not fit the model's context window")
 
 // ToolSpec is a tool offered to the model.
 type ToolSpec struct {

@@ -14,8 +14,21 @@ type Reply struct {
 	Text      []string   `json:"text,omitempty"`     // one content delta per element
 	Thinking  []string   `json:"thinking,omitempty"` // one reasoning_content delta per element, sent before the text
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// FinishReason defaults to "tool_calls" when there are tool calls, else "stop".
+	// FinishReason defaults to "tool_calls" when there are tool calls, else
+	// "stop". It is written in OpenAI's words and mapped to each wire's own:
+	// stop, length, tool_calls, content_filter become Anthropic's end_turn,
+	// max_tokens, tool_use, refusal and Gemini's STOP, MAX_TOKENS, STOP,
+	// SAFETY; any other value (pause_turn, RECITATION) is sent as it is.
 	FinishReason string `json:"finish_reason,omitempty"`
+
+	// Signature is the thinking signature (Anthropic signature_delta; Gemini
+	// thoughtSignature on the thought part).
+	Signature string `json:"signature,omitempty"`
+	// RedactedThinking blocks (Anthropic), sent before the thinking.
+	RedactedThinking []string `json:"redacted_thinking,omitempty"`
+	// ErrorEvent is a mid-stream error the wire sends instead of finishing
+	// (Anthropic `event: error`, Gemini an error object), after the text.
+	ErrorEvent string `json:"error_event,omitempty"`
 	// Usage is sent as a final `choices: []` chunk, only when the request
 	// asked for stream_options.include_usage (as OpenAI does).
 	Usage *Usage `json:"usage,omitempty"`
@@ -46,6 +59,8 @@ type ToolCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"` // the JSON argument string
 	Split     int    `json:"split,omitempty"`
+	// Signature is Gemini's thoughtSignature on the functionCall part.
+	Signature string `json:"signature,omitempty"`
 }
 
 // Usage is the token usage reported in the usage chunk.
@@ -53,6 +68,8 @@ type Usage struct {
 	Prompt     int `json:"prompt"`
 	Completion int `json:"completion"`
 	Cached     int `json:"cached,omitempty"`
+	// CacheCreation is Anthropic's cache_creation_input_tokens.
+	CacheCreation int `json:"cache_creation,omitempty"`
 }
 
 // LoadScript reads a JSON array of Reply. Unknown fields are an error so a
@@ -117,9 +134,11 @@ type wireUsage struct {
 	} `json:"prompt_tokens_details"`
 }
 
-// chunks renders the reply's data payloads in order, without [DONE], and
-// the index of the finish chunk (where a Hang reply stops).
-func (r Reply) chunks(id, model string, includeUsage bool) (out []string, finishAt int) {
+// openaiEvents renders the reply as OpenAI chat-completion chunks, without
+// the [DONE] end marker, and the index of the finish chunk (where a Hang
+// reply stops).
+func (r Reply) openaiEvents(id, model string, includeUsage bool) (events []sseEvent, finishAt int) {
+	var out []string
 	add := func(c wireChunk) {
 		c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", 1764460800, model
 		if r.ErrorNull {
@@ -170,7 +189,10 @@ func (r Reply) chunks(id, model string, includeUsage bool) (out []string, finish
 		u.PromptTokensDetails.CachedTokens = r.Usage.Cached
 		add(wireChunk{Choices: []wireChoice{}, Usage: u})
 	}
-	return out, finishAt
+	for _, d := range out {
+		events = append(events, sseEvent{data: d})
+	}
+	return events, finishAt
 }
 
 // splitRunes cuts s into n pieces of about equal length on rune boundaries,

@@ -17,7 +17,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,9 +100,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.reqs = append(s.reqs, rec)
 	n := len(s.reqs)
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+	wire, ok := wireOf(r.URL.Path)
+	if r.Method != http.MethodPost || !ok {
 		s.mu.Unlock()
-		http.Error(w, "llmtest: only POST .../chat/completions is served, got "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+		http.Error(w, "llmtest: only POST .../chat/completions, .../messages and ...:streamGenerateContent are served, got "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 		return
 	}
 	if len(s.queue) == 0 {
@@ -113,7 +113,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	reply := s.queue[0]
 	_, hasOpts := rec.Body["stream_options"]
-	if reply.RejectStreamOptions && hasOpts {
+	if wire == WireOpenAI && reply.RejectStreamOptions && hasOpts {
 		// Left queued: the client's retry without stream_options gets it.
 		s.mu.Unlock()
 		writeJSONError(w, http.StatusBadRequest,
@@ -132,12 +132,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		body := reply.ErrorBody
 		if body == "" {
-			body = `{"error":{"message":"llmtest: scripted HTTP ` + strconv.Itoa(reply.Status) + `","type":"llmtest"}}`
+			body = defaultErrorBody(wire, reply.Status)
 		}
 		writeJSONError(w, reply.Status, body)
 		return
 	}
-	s.stream(w, r, reply, rec.Body, n)
+	s.stream(w, r, wire, reply, rec.Body, n)
 }
 
 func writeJSONError(w http.ResponseWriter, status int, body string) {
@@ -146,13 +146,25 @@ func writeJSONError(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, body map[string]any, n int) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, wire Wire, reply Reply, body map[string]any, n int) {
 	model, _ := body["model"].(string)
-	includeUsage := false
-	if so, ok := body["stream_options"].(map[string]any); ok {
-		includeUsage, _ = so["include_usage"].(bool)
+	var events []sseEvent
+	var finishAt int
+	var end *sseEvent // the wire's end marker, sent last unless the reply is cut
+	switch wire {
+	case WireOpenAI:
+		includeUsage := false
+		if so, ok := body["stream_options"].(map[string]any); ok {
+			includeUsage, _ = so["include_usage"].(bool)
+		}
+		events, finishAt = reply.openaiEvents(fmt.Sprintf("chatcmpl-llmtest-%d", n), model, includeUsage)
+		end = &sseEvent{data: "[DONE]"}
+	case WireAnthropic:
+		events, finishAt = reply.anthropicEvents(fmt.Sprintf("msg_llmtest_%d", n), model)
+		end = &sseEvent{name: "message_stop", data: `{"type":"message_stop"}`}
+	case WireGemini:
+		events, finishAt = reply.geminiEvents(geminiModel(r.URL.Path), n)
 	}
-	chunks, finishAt := reply.chunks(fmt.Sprintf("chatcmpl-llmtest-%d", n), model, includeUsage)
 
 	eol, prefix := "\n", "data: "
 	if reply.CRLF {
@@ -165,7 +177,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, bod
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	send := func(i int, data string) bool {
+	send := func(i int, ev sseEvent) bool {
 		if i > 0 && !s.sleep(r, reply.ChunkDelayMs) {
 			return false
 		}
@@ -173,7 +185,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, bod
 		if reply.KeepAlive && i > 0 {
 			b.WriteString(": keep-alive" + eol + eol)
 		}
-		b.WriteString(prefix + data + eol + eol)
+		if ev.name != "" {
+			b.WriteString("event: " + ev.name + eol)
+		}
+		b.WriteString(prefix + ev.data + eol + eol)
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return false
 		}
@@ -183,7 +198,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, bod
 		return true
 	}
 
-	for i, c := range chunks {
+	for i, ev := range events {
 		if reply.CutAfter > 0 && i == reply.CutAfter {
 			break
 		}
@@ -197,16 +212,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, bod
 			}
 			return
 		}
-		if !send(i, c) {
+		if !send(i, ev) {
 			return
 		}
 	}
 	if reply.CutAfter > 0 {
-		// Drop the connection without the terminating chunk, as a crashed
+		// Drop the connection without the end marker, as a crashed
 		// server or a severed proxy would.
 		panic(http.ErrAbortHandler)
 	}
-	send(len(chunks), "[DONE]")
+	if end != nil {
+		send(len(events), *end)
+	}
 }
 
 // sleep waits ms milliseconds; false if the client left or the server closed.
