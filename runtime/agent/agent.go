@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -67,11 +68,14 @@ func (a *Agent) Run(ctx context.Context, t Turn) event.End {
 
 type run struct {
 	*Agent
-	turn  Turn
-	sink  *lockedSink
-	msgs  []message.Message
-	usage message.Usage
-	iter  int
+	turn      Turn
+	sink      *lockedSink
+	msgs      []message.Message
+	turnStart int // msgs[turnStart] is this turn's user message
+	tools     []llm.ToolSpec
+	fixed     int // estimated tokens of the system prompt and tools
+	usage     message.Usage
+	iter      int
 }
 
 func (r *run) emit(e event.Event) {
@@ -95,7 +99,13 @@ func (r *run) end(reason string, err error) event.End {
 }
 
 func (r *run) loop(ctx context.Context) event.End {
-	r.msgs = append(repairHistory(r.turn.History), r.turn.Input)
+	r.msgs = repairHistory(r.turn.History)
+	r.turnStart = len(r.msgs)
+	r.msgs = append(r.msgs, r.turn.Input)
+	if r.Tools != nil {
+		r.tools = r.Tools.Specs()
+	}
+	r.fixed = fixedTokens(r.System, r.tools)
 	if r.turn.Persist != nil {
 		if err := r.turn.Persist(r.turn.Input); err != nil {
 			return r.end(StopEndTurn, fmt.Errorf("saving session: %w", err))
@@ -127,6 +137,14 @@ func (r *run) loop(ctx context.Context) event.End {
 		r.emit(event.Event{Kind: event.UsageUpdate, Usage: &event.ContextUsage{Used: resp.Usage.Total(), Size: r.ContextWindow}})
 		reply := message.Message{Role: message.RoleAssistant, Content: resp.Content}
 		calls := reply.ToolUses()
+		if len(calls) == 0 && resp.StopReason == llm.StopPauseTurn {
+			// The provider paused a long turn; sending its reply back as
+			// the last message lets it carry on where it stopped.
+			if err := r.persist(reply); err != nil {
+				return r.end(StopEndTurn, err)
+			}
+			continue
+		}
 		if len(calls) == 0 || resp.StopReason == llm.StopMaxTokens || resp.StopReason == llm.StopRefusal {
 			if err := r.persist(reply); err != nil {
 				return r.end(StopEndTurn, err)
@@ -154,13 +172,35 @@ func (r *run) loop(ctx context.Context) event.End {
 	return r.end(StopMaxTurnRequests, nil)
 }
 
-// call streams one model reply, forwarding text and thinking as chunks. It
-// returns the text streamed so far even on error, so a cut turn keeps it.
+// call streams one model reply, fitting the request into the context
+// window; a "context too long" rejection is retried with a request aimed at
+// 75% of the rejected size, at most twice.
 func (r *run) call(ctx context.Context) (*llm.Response, string, error) {
-	req := &llm.Request{Model: r.Model, System: r.System, Messages: r.msgs, MaxTokens: r.MaxTokens}
-	if r.Tools != nil {
-		req.Tools = r.Tools.Specs()
+	budget := 0
+	if r.ContextWindow > 0 {
+		budget = int(float64(r.ContextWindow) * fitShare)
 	}
+	for attempt := 0; ; attempt++ {
+		msgs, err := fit(r.msgs, r.turnStart, r.fixed, budget)
+		if err != nil {
+			return nil, "", err
+		}
+		resp, streamed, err := r.stream(ctx, msgs)
+		if err == nil || !errors.Is(err, llm.ErrContextTooLong) || streamed != "" {
+			return resp, streamed, err
+		}
+		if attempt == maxFitRetries {
+			return nil, "", fmt.Errorf("%w even after leaving out earlier messages twice: start a new session", err)
+		}
+		budget = int(float64(r.fixed+estimateTokens(msgs)) * retryShare)
+		slog.Warn("the provider rejected the request as too long; retrying with less history", "target_tokens", budget)
+	}
+}
+
+// stream runs one provider call, forwarding text and thinking as chunks. It
+// returns the text streamed so far even on error, so a cut turn keeps it.
+func (r *run) stream(ctx context.Context, msgs []message.Message) (*llm.Response, string, error) {
+	req := &llm.Request{Model: r.Model, System: r.System, Messages: msgs, MaxTokens: r.MaxTokens, Tools: r.tools}
 	var streamed strings.Builder
 	resp, err := r.Provider.Stream(ctx, req, func(d llm.Delta) error {
 		kind := event.AgentMessageChunk
