@@ -48,6 +48,9 @@ type Config struct {
 	MCPServers      map[string]*MCPServer `toml:"mcp_servers"`
 	Memory          Memory                `toml:"memory"`
 	Serve           Serve                 `toml:"serve"`
+	// RecordDir, when set, makes every `openheim prompt` record its model
+	// replies into a replay cassette there (like --record FILE).
+	RecordDir string `toml:"record_dir"`
 
 	// Getenv looks up API keys in Resolve; nil means os.Getenv. It is a
 	// field so tests (here and in other packages) need not mutate the
@@ -90,6 +93,10 @@ type Provider struct {
 	ContextWindow int      `toml:"context_window"`
 	Thinking      string   `toml:"thinking"`
 	Cassette      string   `toml:"cassette"`
+	// Headers are sent with every request to this provider, replacing
+	// defaults of the same name (e.g. anthropic-version). Never shown by
+	// the public view: gateways put tokens in them.
+	Headers map[string]string `toml:"headers"`
 }
 
 // MCPServer is one [mcp_servers.<name>] table: either a command spawned over

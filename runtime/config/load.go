@@ -134,6 +134,9 @@ func (c *Config) validate(md *toml.MetaData) error {
 		return err
 	}
 	c.WorkDir = wd
+	if c.RecordDir != "" {
+		c.RecordDir = resolveAgainst(c.Dir(), c.RecordDir)
+	}
 
 	if c.Providers == nil {
 		c.Providers = map[string]*Provider{}

@@ -26,6 +26,7 @@ api_base = "https://%s:%s@api.example.com/v1?key=%s&x=%s#%s"
 api_base = "http://%s@localhost:11434/v1?%s"
 default_model = "m"
 api_key = %q
+headers = { Authorization = %q }
 [mcp_servers.stdio]
 command = "npx"
 args = ["--token", %q, "--url=https://x/?k=%s"]
@@ -37,7 +38,7 @@ headers = { Authorization = %q, "X-Api-Key" = %q }
 		mark("apikey"),
 		mark("user"), mark("pass"), mark("query"), mark("query2"), mark("fragment"),
 		mark("userOnly"), mark("bareQuery"),
-		mark("apikey2"),
+		mark("apikey2"), mark("providerheader"),
 		mark("arg"), mark("argurl"),
 		mark("env"), mark("env2"),
 		mark("mcpuser"), mark("mcppass"), mark("mcpquery"), mark("mcpfrag"),

@@ -1,15 +1,12 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -18,10 +15,6 @@ import (
 
 // DefaultOpenAIBaseURL is used when OpenAIConfig.BaseURL is empty.
 const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
-
-// DefaultTimeout is used when OpenAIConfig.Timeout is zero. It is generous
-// because local servers may load a model before sending the first byte.
-const DefaultTimeout = 120 * time.Second
 
 // OpenAIConfig configures an OpenAI chat-completions client; it also serves
 // the many compatible servers (vLLM, Ollama, llama.cpp, OpenRouter, ...).
@@ -44,10 +37,8 @@ type OpenAIConfig struct {
 }
 
 type openAI struct {
-	cfg     OpenAIConfig
-	url     string
-	client  *http.Client
-	timeout time.Duration
+	cfg  OpenAIConfig
+	conn *sseClient
 	// noStreamOptions is set once the server rejected stream_options, so
 	// later calls skip the doomed first attempt.
 	noStreamOptions atomic.Bool
@@ -55,27 +46,11 @@ type openAI struct {
 
 // NewOpenAI returns a streaming chat-completions Provider.
 func NewOpenAI(cfg OpenAIConfig) Provider {
-	p := &openAI{cfg: cfg, timeout: cfg.Timeout}
-	if p.timeout == 0 {
-		p.timeout = DefaultTimeout
-	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if base == "" {
 		base = DefaultOpenAIBaseURL
 	}
-	p.url = base + "/chat/completions"
-	p.client = cfg.HTTPClient
-	if p.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if p.timeout > 0 {
-			tr.DialContext = (&net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second}).DialContext
-			tr.ResponseHeaderTimeout = p.timeout
-			tr.TLSHandshakeTimeout = p.timeout
-		}
-		// No http.Client.Timeout: it would kill a healthy long stream.
-		p.client = &http.Client{Transport: tr}
-	}
-	return p
+	return &openAI{cfg: cfg, conn: newSSEClient(base+"/chat/completions", cfg.Timeout, cfg.HTTPClient, cfg.APIKey)}
 }
 
 // Stream implements Provider.
@@ -104,108 +79,21 @@ func (p *openAI) stream(ctx context.Context, req *Request, onDelta func(Delta) e
 			(strings.Contains(se.Body, "stream_options") || strings.Contains(se.Body, "include_usage")) {
 			p.noStreamOptions.Store(true)
 			withOpts = false
-			slog.Info("llm: server rejects stream_options; continuing without usage reporting", "url", p.url)
+			slog.Info("llm: server rejects stream_options; continuing without usage reporting", "url", p.conn.url)
 			continue
 		}
 		return resp, err
 	}
 }
 
-// do runs one HTTP exchange under the idle watchdog: a timer, re-armed by
-// every byte received, that cancels the request when the server goes quiet.
+// do runs one HTTP exchange and decodes the chunk stream.
 func (p *openAI) do(ctx context.Context, body []byte, onDelta func(Delta) error) (*Response, error) {
-	reqCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var timer *time.Timer
-	if p.timeout > 0 {
-		timer = time.AfterFunc(p.timeout, func() { cancel(&timeoutError{d: p.timeout}) })
-		defer timer.Stop()
-	}
-	// fail turns an error into what the caller should see: the caller's own
-	// cancellation, our timeout, or err itself.
-	fail := func(err error, phase string) error {
-		if ctx.Err() != nil {
-			return fmt.Errorf("llm: %w", ctx.Err())
-		}
-		var te *timeoutError
-		if errors.As(context.Cause(reqCtx), &te) {
-			return &timeoutError{phase: phase, d: p.timeout}
-		}
-		return err
-	}
-
-	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, p.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("llm: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
+	h := http.Header{}
 	if p.cfg.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
+		h.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
 	for k, v := range p.cfg.Headers {
-		hreq.Header.Set(k, v)
+		h.Set(k, v)
 	}
-
-	hresp, err := p.client.Do(hreq)
-	if err != nil {
-		return nil, fail(fmt.Errorf("llm: %w", err), "waiting for the response")
-	}
-	defer hresp.Body.Close()
-	var rd io.Reader = hresp.Body
-	if timer != nil {
-		timer.Reset(p.timeout)
-		rd = &idleReader{r: hresp.Body, t: timer, d: p.timeout}
-	}
-
-	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
-		// A body cut short still yields a StatusError (the status is what
-		// matters), unless the caller cancelled or the server went silent.
-		msg, rerr := io.ReadAll(io.LimitReader(rd, 64<<10))
-		if rerr != nil {
-			if ferr := fail(nil, "reading the error body"); ferr != nil {
-				return nil, ferr
-			}
-		}
-		return nil, &StatusError{
-			Status:     hresp.StatusCode,
-			Body:       truncate(redactString(strings.TrimSpace(string(msg)), p.cfg.APIKey), maxErrorBody),
-			RetryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()),
-		}
-	}
-	if mt, _, _ := mime.ParseMediaType(hresp.Header.Get("Content-Type")); mt == "application/json" {
-		// A 200 JSON body is a server ignoring stream:true or a gateway's
-		// error page: retrying will not make it an event stream.
-		msg, _ := io.ReadAll(io.LimitReader(rd, 4<<10))
-		return nil, fmt.Errorf("llm: expected an event stream, got application/json: %s",
-			truncate(redactString(string(msg), p.cfg.APIKey), 300))
-	}
-
-	resp, err := decodeOAStream(rd, onDelta)
-	if err != nil {
-		return nil, fail(err, "stream idle")
-	}
-	return resp, nil
-}
-
-func redactString(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "[redacted]")
-}
-
-// idleReader re-arms the watchdog whenever bytes arrive.
-type idleReader struct {
-	r io.Reader
-	t *time.Timer
-	d time.Duration
-}
-
-func (ir *idleReader) Read(b []byte) (int, error) {
-	n, err := ir.r.Read(b)
-	if n > 0 {
-		ir.t.Reset(ir.d)
-	}
-	return n, err
+	return p.conn.do(ctx, body, h, func(r io.Reader) (*Response, error) { return decodeOAStream(r, onDelta) })
 }

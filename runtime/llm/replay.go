@@ -43,8 +43,13 @@ type CassetteReply struct {
 	Text       string             `json:"text,omitempty"`
 	Thinking   string             `json:"thinking,omitempty"`
 	ToolCalls  []CassetteToolCall `json:"tool_calls,omitempty"`
-	StopReason string             `json:"stop_reason,omitempty"` // default: tool_use with tool calls, else end_turn
-	Usage      message.Usage      `json:"usage"`
+	// Content, when set, is the reply's blocks exactly as the provider gave
+	// them (thinking with signatures, redacted thinking, text, tool_use):
+	// what `--record` writes, so a replayed session is byte-identical to the
+	// recorded one. It excludes Text, Thinking and ToolCalls.
+	Content    []message.Block `json:"content,omitempty"`
+	StopReason string          `json:"stop_reason,omitempty"` // default: tool_use with tool calls, else end_turn
+	Usage      message.Usage   `json:"usage"`
 }
 
 // CassetteRequest is the conversation the reply was recorded for.
@@ -82,9 +87,12 @@ func LoadCassette(path string) (*Cassette, error) {
 	for i := range c.Replies {
 		r := &c.Replies[i]
 		switch r.StopReason {
-		case "", StopEndTurn, StopToolUse, StopMaxTokens, StopRefusal:
+		case "", StopEndTurn, StopToolUse, StopMaxTokens, StopRefusal, StopPauseTurn:
 		default:
 			return nil, fmt.Errorf("replay: cassette %s: reply %d: unknown stop_reason %q", path, i+1, r.StopReason)
+		}
+		if len(r.Content) > 0 && (r.Text != "" || r.Thinking != "" || len(r.ToolCalls) > 0) {
+			return nil, fmt.Errorf("replay: cassette %s: reply %d: content excludes text, thinking and tool_calls", path, i+1)
 		}
 		for j := range r.ToolCalls {
 			tc := &r.ToolCalls[j]
@@ -166,17 +174,22 @@ func (p *replayProvider) Stream(ctx context.Context, req *Request, onDelta func(
 			return nil, fmt.Errorf("replay: request %d does not match cassette %s: %s", n+1, p.path, why)
 		}
 	}
-	resp := &Response{Usage: rep.Usage, StopReason: rep.StopReason}
-	for _, part := range []struct {
-		kind DeltaKind
-		text string
-	}{{DeltaThinking, rep.Thinking}, {DeltaText, rep.Text}} {
-		for _, w := range splitWords(part.text) {
+	resp := &Response{Usage: rep.Usage, StopReason: rep.StopReason, Content: rep.blocks()}
+	for _, b := range resp.Content {
+		kind, text := DeltaText, b.Text
+		switch b.Type {
+		case message.TypeThinking:
+			kind, text = DeltaThinking, b.Thinking
+		case message.TypeText:
+		default:
+			continue
+		}
+		for _, w := range splitWords(text) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			if onDelta != nil {
-				if err := onDelta(Delta{Kind: part.kind, Text: w}); err != nil {
+				if err := onDelta(Delta{Kind: kind, Text: w}); err != nil {
 					return nil, err
 				}
 			}
@@ -185,23 +198,32 @@ func (p *replayProvider) Stream(ctx context.Context, req *Request, onDelta func(
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if rep.Thinking != "" {
-		resp.Content = append(resp.Content, message.Block{Type: message.TypeThinking, Thinking: rep.Thinking})
-	}
-	if rep.Text != "" {
-		resp.Content = append(resp.Content, message.Text(rep.Text))
-	}
-	for _, tc := range rep.ToolCalls {
-		resp.Content = append(resp.Content, message.Block{Type: message.TypeToolUse, ID: tc.ID, Name: tc.Name,
-			Arguments: string(tc.Arguments)})
-	}
 	if resp.StopReason == "" {
 		resp.StopReason = StopEndTurn
-		if len(rep.ToolCalls) > 0 {
+		if len(rep.ToolCalls) > 0 || len(message.Message{Content: resp.Content}.ToolUses()) > 0 {
 			resp.StopReason = StopToolUse
 		}
 	}
 	return resp, nil
+}
+
+// blocks is the reply's content: Content verbatim, or the blocks the short
+// form (thinking, text, tool calls) stands for.
+func (rep CassetteReply) blocks() []message.Block {
+	if len(rep.Content) > 0 {
+		return append([]message.Block(nil), rep.Content...)
+	}
+	var out []message.Block
+	if rep.Thinking != "" {
+		out = append(out, message.Block{Type: message.TypeThinking, Thinking: rep.Thinking})
+	}
+	if rep.Text != "" {
+		out = append(out, message.Text(rep.Text))
+	}
+	for _, tc := range rep.ToolCalls {
+		out = append(out, message.Block{Type: message.TypeToolUse, ID: tc.ID, Name: tc.Name, Arguments: string(tc.Arguments)})
+	}
+	return out
 }
 
 // splitWords cuts s after each run of whitespace, so consumers see a few

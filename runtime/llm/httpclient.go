@@ -1,0 +1,151 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout is used when a client config's Timeout is zero. It is
+// generous because local servers may load a model before sending the first
+// byte.
+const DefaultTimeout = 120 * time.Second
+
+// sseClient is the HTTP side shared by the streaming clients: it POSTs a JSON
+// body and hands the event-stream answer to a wire decoder, under an idle
+// watchdog. Non-2xx answers become StatusErrors.
+type sseClient struct {
+	url     string
+	client  *http.Client
+	timeout time.Duration // <= 0: no watchdog
+	secret  string        // redacted from error bodies
+}
+
+// newSSEClient applies the Timeout convention of the client configs (zero:
+// DefaultTimeout, negative: none) and builds a transport with connect and
+// header timeouts unless the caller brought its own http.Client.
+func newSSEClient(url string, timeout time.Duration, hc *http.Client, secret string) *sseClient {
+	c := &sseClient{url: url, timeout: timeout, client: hc, secret: secret}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if c.timeout > 0 {
+			tr.DialContext = (&net.Dialer{Timeout: c.timeout, KeepAlive: 30 * time.Second}).DialContext
+			tr.ResponseHeaderTimeout = c.timeout
+			tr.TLSHandshakeTimeout = c.timeout
+		}
+		// No http.Client.Timeout: it would kill a healthy long stream.
+		c.client = &http.Client{Transport: tr}
+	}
+	return c
+}
+
+// do runs one HTTP exchange under the idle watchdog: a timer, re-armed by
+// every byte received, that cancels the request when the server goes quiet.
+// header is added to the request (Content-Type and Accept are preset).
+func (c *sseClient) do(ctx context.Context, body []byte, header http.Header,
+	decode func(io.Reader) (*Response, error)) (*Response, error) {
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var timer *time.Timer
+	if c.timeout > 0 {
+		timer = time.AfterFunc(c.timeout, func() { cancel(&timeoutError{d: c.timeout}) })
+		defer timer.Stop()
+	}
+	// fail turns an error into what the caller should see: the caller's own
+	// cancellation, our timeout, or err itself.
+	fail := func(err error, phase string) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("llm: %w", ctx.Err())
+		}
+		var te *timeoutError
+		if errors.As(context.Cause(reqCtx), &te) {
+			return &timeoutError{phase: phase, d: c.timeout}
+		}
+		return err
+	}
+
+	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("llm: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	for k, vs := range header {
+		hreq.Header.Del(k)
+		for _, v := range vs {
+			hreq.Header.Add(k, v)
+		}
+	}
+
+	hresp, err := c.client.Do(hreq)
+	if err != nil {
+		return nil, fail(fmt.Errorf("llm: %w", err), "waiting for the response")
+	}
+	defer hresp.Body.Close()
+	var rd io.Reader = hresp.Body
+	if timer != nil {
+		timer.Reset(c.timeout)
+		rd = &idleReader{r: hresp.Body, t: timer, d: c.timeout}
+	}
+
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		// A body cut short still yields a StatusError (the status is what
+		// matters), unless the caller cancelled or the server went silent.
+		msg, rerr := io.ReadAll(io.LimitReader(rd, 64<<10))
+		if rerr != nil {
+			if ferr := fail(nil, "reading the error body"); ferr != nil {
+				return nil, ferr
+			}
+		}
+		return nil, &StatusError{
+			Status:     hresp.StatusCode,
+			Body:       truncate(redactString(strings.TrimSpace(string(msg)), c.secret), maxErrorBody),
+			RetryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()),
+		}
+	}
+	if mt, _, _ := mime.ParseMediaType(hresp.Header.Get("Content-Type")); mt == "application/json" {
+		// A 200 JSON body is a server ignoring stream:true or a gateway's
+		// error page: retrying will not make it an event stream.
+		msg, _ := io.ReadAll(io.LimitReader(rd, 4<<10))
+		return nil, fmt.Errorf("llm: expected an event stream, got application/json: %s",
+			truncate(redactString(string(msg), c.secret), 300))
+	}
+
+	resp, err := decode(rd)
+	if err != nil {
+		return nil, fail(err, "stream idle")
+	}
+	return resp, nil
+}
+
+func redactString(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[redacted]")
+}
+
+// idleReader re-arms the watchdog whenever bytes arrive.
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (ir *idleReader) Read(b []byte) (int, error) {
+	n, err := ir.r.Read(b)
+	if n > 0 {
+		ir.t.Reset(ir.d)
+	}
+	return n, err
+}

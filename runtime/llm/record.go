@@ -1,0 +1,68 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// Recorder wraps a Provider and writes every reply it returns, with the
+// conversation it answered, into a replay cassette: capture a real run once,
+// replay it offline in CI forever. Only messages and replies are written:
+// never the system prompt, headers or keys.
+type Recorder struct {
+	p    Provider
+	path string
+
+	mu sync.Mutex
+	c  Cassette
+}
+
+// NewRecorder returns a provider that records p's replies into the cassette
+// at path, replacing any file there. The file is rewritten (atomically)
+// after every reply, so a run that is cut short keeps what it got.
+func NewRecorder(p Provider, path string) (*Recorder, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	r := &Recorder{p: p, path: path, c: Cassette{Version: 1, Replies: []CassetteReply{}}}
+	return r, r.save()
+}
+
+// Stream implements Provider.
+func (r *Recorder) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
+	resp, err := r.p.Stream(ctx, req, onDelta)
+	if err != nil {
+		return resp, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.Replies = append(r.c.Replies, CassetteReply{
+		Request:    &CassetteRequest{Messages: append([]message.Message(nil), req.Messages...)},
+		Content:    resp.Content,
+		StopReason: resp.StopReason,
+		Usage:      resp.Usage,
+	})
+	if err := r.save(); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	return resp, nil
+}
+
+// save writes the cassette; the caller holds r.mu (or owns r).
+func (r *Recorder) save() error {
+	data, err := json.MarshalIndent(r.c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := r.path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, r.path)
+}

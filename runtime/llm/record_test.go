@@ -1,0 +1,85 @@
+package llm
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// fixed answers every call with the same content.
+type fixed struct{ content []message.Block }
+
+func (f fixed) Stream(_ context.Context, _ *Request, on func(Delta) error) (*Response, error) {
+	on(Delta{Kind: DeltaText, Text: "streamed"})
+	return &Response{Content: f.content, StopReason: StopToolUse, Usage: message.Usage{InputTokens: 7, CacheReadTokens: 3}}, nil
+}
+
+func TestRecordThenReplayIsLossless(t *testing.T) {
+	sig := "sig-abc"
+	content := []message.Block{
+		{Type: message.TypeThinking, Thinking: "let me think", Signature: &sig},
+		{Type: message.TypeRedactedThinking, Data: "opaque"},
+		message.Text("Looking."),
+		{Type: message.TypeToolUse, ID: "toolu_1", Name: "list_dir", Arguments: `{"path":"."}`, Signature: &sig},
+	}
+	path := filepath.Join(t.TempDir(), "sub", "run.json")
+	rec, err := NewRecorder(fixed{content}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &Request{Model: "m", System: "secret system prompt", Messages: []message.Message{
+		{Role: message.RoleUser, Content: []message.Block{message.Text("hi")}}}}
+	got, err := rec.Stream(context.Background(), req, func(Delta) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "secret system prompt") {
+		t.Error("the cassette must hold messages and replies only")
+	}
+
+	replay, err := NewReplay(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deltas []Delta
+	again, err := replay.Stream(context.Background(), req, func(d Delta) error { deltas = append(deltas, d); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Content, got.Content) || again.Usage != got.Usage || again.StopReason != got.StopReason {
+		t.Fatalf("replayed %+v\nrecorded %+v", again, got)
+	}
+	if len(deltas) == 0 || deltas[0].Kind != DeltaThinking {
+		t.Errorf("replay should stream the thinking first: %+v", deltas)
+	}
+	// A different conversation is a clear mismatch, not a wrong answer.
+	replay, _ = NewReplay(path)
+	req.Messages[0].Content[0].Text = "bye"
+	if _, err := replay.Stream(context.Background(), req, nil); err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRecorderSkipsFailedCalls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	rec, _ := NewRecorder(failing{}, path)
+	if _, err := rec.Stream(context.Background(), &Request{}, nil); err == nil {
+		t.Fatal("want the provider's error")
+	}
+	c, err := LoadCassette(path)
+	if err != nil || len(c.Replies) != 0 {
+		t.Fatalf("%v %+v", err, c)
+	}
+}
+
+type failing struct{}
+
+func (failing) Stream(context.Context, *Request, func(Delta) error) (*Response, error) {
+	return nil, ErrStreamCut
+}
