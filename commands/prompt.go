@@ -41,6 +41,7 @@ type PromptOptions struct {
 	WorkDir       string
 	Timeout       time.Duration
 	JSON          bool
+	Record        string
 }
 
 func newCmdPrompt(ios *IOStreams) *cli.Command {
@@ -67,7 +68,8 @@ Examples:
   openheim prompt --file notes.txt "turn these notes into a checklist"
   openheim prompt --continue "now write tests for it"
   openheim prompt --json --timeout 5m "fix the failing test" > events.ndjson
-  openheim prompt --model gpt-4o-mini --max-iterations 3 "list the TODOs"`,
+  openheim prompt --model gpt-4o-mini --max-iterations 3 "list the TODOs"
+  openheim prompt --record run.json "fix the bug"   # replay later with kind = "replay"`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model to use (default: the provider's default_model)"},
 			&cli.StringFlag{Name: "provider", Aliases: []string{"p"}, Usage: "provider to use (default: default_provider)"},
@@ -79,6 +81,7 @@ Examples:
 			&cli.DurationFlag{Name: "timeout", Usage: "cancel the turn after `DURATION` (exit 124)"},
 			&cli.StringSliceFlag{Name: "file", Aliases: []string{"f"}, Usage: "attach the file at `PATH` as a text block (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print NDJSON events instead of plain text"},
+			&cli.StringFlag{Name: "record", Usage: "write the model replies of this run into a replay cassette at `FILE`"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
@@ -99,6 +102,7 @@ Examples:
 				SessionID: cmd.String("session"), Continue: cmd.Bool("continue"),
 				MaxIterations: cmd.Int("max-iterations"), AllowShell: cmd.Bool("allow-shell"),
 				WorkDir: cmd.String("work-dir"), Timeout: cmd.Duration("timeout"), JSON: cmd.Bool("json"),
+				Record: cmd.String("record"),
 			})
 		},
 	}
@@ -152,7 +156,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	}
 	meta, end, err := eng.Prompt(ctx, engine.Request{
 		SessionID: opts.SessionID, Continue: opts.Continue, Provider: opts.Provider, Model: opts.Model,
-		Input: input, Sink: queue,
+		Input: input, Sink: queue, Record: opts.Record,
 		Started: func(m session.Meta) {
 			if enc != nil {
 				enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),

@@ -7,11 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/openheim/openheim/runtime/tools"
@@ -39,6 +41,9 @@ type Request struct {
 	Model     string
 	Input     []message.Block // the user's message
 	Sink      event.Sink
+	// Record writes the turn's model replies into a replay cassette at this
+	// path; "" falls back to the config's record_dir, if any.
+	Record string
 	// Started is called once the session is known and before the model is
 	// called, with the session's meta as the turn will record it.
 	Started func(session.Meta)
@@ -67,6 +72,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if err != nil {
 		return session.Meta{}, event.End{}, &UsageError{err}
 	}
+	record := req.Record
 	registry, err := tools.Builtins(tools.Options{WorkDir: e.Config.WorkDir, AllowShell: e.Config.AllowShell})
 	if err != nil {
 		return session.Meta{}, event.End{}, err
@@ -93,6 +99,14 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	}
 	if err != nil {
 		return session.Meta{}, event.End{}, err
+	}
+	if record == "" && e.Config.RecordDir != "" {
+		record = filepath.Join(e.Config.RecordDir, meta.ID+"-"+now.UTC().Format("20060102T150405Z")+".json")
+	}
+	if record != "" {
+		if provider, err = llm.NewRecorder(provider, record); err != nil {
+			return session.Meta{}, event.End{}, err
+		}
 	}
 	if req.Started != nil {
 		req.Started(meta)

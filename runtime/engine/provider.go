@@ -14,27 +14,50 @@ var RetryPolicy = llm.RetryPolicy{}
 // NewProvider builds the client for a resolved provider.
 func NewProvider(r *config.Resolved) (llm.Provider, error) {
 	p := r.Provider
+	timeout := time.Duration(p.TimeoutSecs) * time.Second
+	if p.Kind != config.KindReplay && p.Kind != config.KindOpenAICompatible && r.APIKey == "" {
+		return nil, fmt.Errorf("provider %q has no API key: set %s or api_key in the config", r.ProviderName, keySource(p))
+	}
+	var client llm.Provider
 	switch p.Kind {
-	case "openai", "openai_compatible":
-		if p.Kind == "openai" && r.APIKey == "" {
-			return nil, fmt.Errorf("provider %q has no API key: set %s or api_key in the config", r.ProviderName, keySource(p))
-		}
-		return llm.WithRetry(llm.NewOpenAI(llm.OpenAIConfig{
+	case config.KindOpenAI, config.KindOpenAICompatible:
+		client = llm.NewOpenAI(llm.OpenAIConfig{
 			BaseURL:             p.APIBase,
 			APIKey:              r.APIKey,
-			Timeout:             time.Duration(p.TimeoutSecs) * time.Second,
+			Timeout:             timeout,
 			MaxTokens:           p.MaxTokens,
-			MaxCompletionTokens: p.Kind == "openai",
-		}), RetryPolicy), nil
-	case "replay":
+			MaxCompletionTokens: p.Kind == config.KindOpenAI,
+			Headers:             p.Headers,
+		})
+	case config.KindAnthropic:
+		client = llm.NewAnthropic(llm.AnthropicConfig{
+			BaseURL:   p.APIBase,
+			APIKey:    r.APIKey,
+			Timeout:   timeout,
+			MaxTokens: p.MaxTokens,
+			Thinking:  p.Thinking,
+			Headers:   p.Headers,
+		})
+	case config.KindGemini:
+		client = llm.NewGemini(llm.GeminiConfig{
+			BaseURL:   p.APIBase,
+			APIKey:    r.APIKey,
+			Timeout:   timeout,
+			MaxTokens: p.MaxTokens,
+			Thinking:  p.Thinking,
+			Headers:   p.Headers,
+		})
+	case config.KindReplay:
 		return llm.NewReplay(p.Cassette)
+	default:
+		return nil, fmt.Errorf("provider %q: unknown kind %q", r.ProviderName, p.Kind)
 	}
-	return nil, fmt.Errorf("provider %q: kind %q is not supported yet by this build (supported: openai, openai_compatible, replay)", r.ProviderName, p.Kind)
+	return llm.WithRetry(client, RetryPolicy), nil
 }
 
 func keySource(p *config.Provider) string {
 	if p.EnvVar != "" {
 		return "$" + p.EnvVar
 	}
-	return "env_var"
+	return "api_key"
 }

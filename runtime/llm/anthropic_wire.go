@@ -94,8 +94,7 @@ var anObjectSchema = json.RawMessage(`{"type":"object"}`)
 // effective cap; thinking turns extended thinking on when the cap leaves room
 // for a budget.
 func buildAnRequest(req *Request, maxTokens int, thinking bool) *anRequest {
-	out := &anRequest{Model: req.Model, MaxTokens: maxTokens, System: req.System, Stream: true,
-		Messages: []anMessage{}}
+	out := &anRequest{Model: req.Model, MaxTokens: maxTokens, Stream: true}
 	var systems []string
 	if req.System != "" {
 		systems = append(systems, req.System)

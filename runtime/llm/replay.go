@@ -39,10 +39,10 @@ type Cassette struct {
 
 // CassetteReply is one recorded model reply.
 type CassetteReply struct {
-	Request    *CassetteRequest   `json:"request,omitempty"`
-	Text       string             `json:"text,omitempty"`
-	Thinking   string             `json:"thinking,omitempty"`
-	ToolCalls  []CassetteToolCall `json:"tool_calls,omitempty"`
+	Request   *CassetteRequest   `json:"request,omitempty"`
+	Text      string             `json:"text,omitempty"`
+	Thinking  string             `json:"thinking,omitempty"`
+	ToolCalls []CassetteToolCall `json:"tool_calls,omitempty"`
 	// Content, when set, is the reply's blocks exactly as the provider gave
 	// them (thinking with signatures, redacted thinking, text, tool_use):
 	// what `--record` writes, so a replayed session is byte-identical to the

@@ -29,8 +29,10 @@ type Reply struct {
 	// ErrorEvent is a mid-stream error the wire sends instead of finishing
 	// (Anthropic `event: error`, Gemini an error object), after the text.
 	ErrorEvent string `json:"error_event,omitempty"`
-	// Usage is sent as a final `choices: []` chunk, only when the request
-	// asked for stream_options.include_usage (as OpenAI does).
+	// Usage is the reply's token usage. OpenAI: a final `choices: []`
+	// chunk, only when the request asked for stream_options.include_usage;
+	// Anthropic: always, in message_start and message_delta; Gemini: the
+	// usageMetadata of the last event.
 	Usage *Usage `json:"usage,omitempty"`
 
 	// Status other than 0 or 200 answers with that HTTP status instead of a

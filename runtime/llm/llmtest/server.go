@@ -221,7 +221,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, wire Wire, reply
 		// server or a severed proxy would.
 		panic(http.ErrAbortHandler)
 	}
-	if end != nil {
+	// A reply that failed mid-stream ends without the wire's end marker.
+	if end != nil && reply.ErrorEvent == "" {
 		send(len(events), *end)
 	}
 }

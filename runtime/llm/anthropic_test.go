@@ -1,0 +1,347 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// setupAn starts a fake server with replies and an Anthropic client on it.
+func setupAn(t *testing.T, cfg AnthropicConfig, replies ...llmtest.Reply) (*llmtest.Server, Provider) {
+	t.Helper()
+	srv := llmtest.New()
+	t.Cleanup(srv.Close)
+	srv.Enqueue(replies...)
+	cfg.BaseURL = srv.URL()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	return srv, NewAnthropic(cfg)
+}
+
+func anRequestFor(msgs ...message.Message) *Request {
+	return &Request{Model: "claude-test", System: "be brief", Messages: msgs}
+}
+
+func userMsg(text string) message.Message {
+	return message.Message{Role: message.RoleUser, Content: []message.Block{message.Text(text)}}
+}
+
+func strp(s string) *string { return &s }
+
+// jsonEqual compares a decoded value with a JSON text, ignoring key order.
+func jsonEqual(t *testing.T, got any, want string) {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want JSON: %v", err)
+	}
+	if !reflect.DeepEqual(got, w) {
+		g, _ := json.Marshal(got)
+		t.Errorf("got  %s\nwant %s", g, want)
+	}
+}
+
+func TestAnthropicStreamText(t *testing.T) {
+	srv, p := setupAn(t, AnthropicConfig{APIKey: testKey},
+		llmtest.Reply{Text: []string{"Hel", "lo ", "wörld 🎉"},
+			Usage: &llmtest.Usage{Prompt: 100, Completion: 7, Cached: 60, CacheCreation: 20}})
+	ds, resp, err := collect(t, p, anRequestFor(userMsg("hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Delta{{DeltaText, "Hel"}, {DeltaText, "lo "}, {DeltaText, "wörld 🎉"}}; !reflect.DeepEqual(ds, want) {
+		t.Errorf("deltas = %#v", ds)
+	}
+	want := &Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: StopEndTurn,
+		Usage: message.Usage{InputTokens: 100, OutputTokens: 7, CacheReadTokens: 60, CacheCreationTokens: 20}}
+	if !reflect.DeepEqual(resp, want) {
+		t.Errorf("response = %#v", resp)
+	}
+	r := srv.Requests()[0]
+	if r.Path != "/v1/messages" || r.Header.Get("x-api-key") != testKey || r.Header.Get("anthropic-version") != "2023-06-01" ||
+		r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Authorization") != "" {
+		t.Errorf("request = %s %v", r.Path, r.Header)
+	}
+	jsonEqual(t, r.Body, `{"model":"claude-test","max_tokens":16000,"system":"be brief","stream":true,
+		"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)
+}
+
+func TestAnthropicHeaders(t *testing.T) {
+	srv, p := setupAn(t, AnthropicConfig{Headers: map[string]string{
+		"anthropic-version": "2099-01-01", "anthropic-beta": "fancy-1"}}, llmtest.Reply{Text: []string{"ok"}})
+	if _, _, err := collect(t, p, anRequestFor(userMsg("hi"))); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Requests()[0].Header
+	if _, has := h["X-Api-Key"]; has || h.Get("anthropic-version") != "2099-01-01" || h.Get("anthropic-beta") != "fancy-1" ||
+		len(h.Values("anthropic-version")) != 1 {
+		t.Errorf("headers = %v", h)
+	}
+}
+
+func TestAnthropicMaxTokensAndThinking(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      AnthropicConfig
+		reqMax   int
+		wantMax  float64
+		thinking string // JSON, "" for absent
+	}{
+		{"default", AnthropicConfig{}, 0, 16000, ""},
+		{"config", AnthropicConfig{MaxTokens: 1000}, 0, 1000, ""},
+		{"request wins", AnthropicConfig{MaxTokens: 1000}, 50, 50, ""},
+		{"thinking off", AnthropicConfig{Thinking: "off"}, 0, 16000, ""},
+		{"adaptive default", AnthropicConfig{Thinking: "adaptive"}, 0, 16000, `{"type":"enabled","budget_tokens":12000}`},
+		{"adaptive 2000", AnthropicConfig{Thinking: "adaptive", MaxTokens: 2000}, 0, 2000, `{"type":"enabled","budget_tokens":1500}`},
+		{"adaptive floor", AnthropicConfig{Thinking: "adaptive"}, 1200, 1200, `{"type":"enabled","budget_tokens":1024}`},
+		{"adaptive no room", AnthropicConfig{Thinking: "adaptive"}, 1024, 1024, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, p := setupAn(t, tt.cfg, llmtest.Reply{Text: []string{"ok"}})
+			req := anRequestFor(userMsg("hi"))
+			req.MaxTokens = tt.reqMax
+			if _, _, err := collect(t, p, req); err != nil {
+				t.Fatal(err)
+			}
+			body := srv.Requests()[0].Body
+			if body["max_tokens"] != tt.wantMax {
+				t.Errorf("max_tokens = %v, want %v", body["max_tokens"], tt.wantMax)
+			}
+			th, has := body["thinking"]
+			if tt.thinking == "" && has {
+				t.Errorf("thinking sent: %v", th)
+			} else if tt.thinking != "" {
+				jsonEqual(t, th, tt.thinking)
+			}
+			for _, k := range []string{"temperature", "top_p", "top_k"} {
+				if _, has := body[k]; has {
+					t.Errorf("%s sent", k)
+				}
+			}
+		})
+	}
+}
+
+func TestAnthropicThinkingRoundTrip(t *testing.T) {
+	srv, p := setupAn(t, AnthropicConfig{Thinking: "adaptive"},
+		llmtest.Reply{RedactedThinking: []string{"ENC1", "ENC2"}, Thinking: []string{"let me ", "think"},
+			Signature: "sig-Abc/+=", Text: []string{"Checking."},
+			ToolCalls: []llmtest.ToolCall{{ID: "toolu_1", Name: "read", Arguments: `{"path":"a.txt"}`, Split: 4}}},
+		llmtest.Reply{Text: []string{"done"}})
+	first := anRequestFor(userMsg("read a.txt"))
+	ds, resp, err := collect(t, p, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDeltas := []Delta{{DeltaThinking, "let me "}, {DeltaThinking, "think"}, {DeltaText, "Checking."}}
+	if !reflect.DeepEqual(ds, wantDeltas) {
+		t.Errorf("deltas = %#v", ds)
+	}
+	wantContent := []message.Block{
+		{Type: message.TypeRedactedThinking, Data: "ENC1"}, {Type: message.TypeRedactedThinking, Data: "ENC2"},
+		{Type: message.TypeThinking, Thinking: "let me think", Signature: strp("sig-Abc/+=")},
+		message.Text("Checking."),
+		{Type: message.TypeToolUse, ID: "toolu_1", Name: "read", Arguments: `{"path":"a.txt"}`},
+	}
+	if !reflect.DeepEqual(resp.Content, wantContent) || resp.StopReason != StopToolUse {
+		t.Fatalf("response = %#v", resp)
+	}
+
+	next := anRequestFor(first.Messages[0], message.Message{Role: message.RoleAssistant, Content: resp.Content},
+		message.Message{Role: message.RoleTool, Content: []message.Block{message.ToolResult("toolu_1", "read", "hello", false)}})
+	if _, _, err := collect(t, p, next); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.Requests()[1].Body
+	jsonEqual(t, body["messages"], `[
+		{"role":"user","content":[{"type":"text","text":"read a.txt"}]},
+		{"role":"assistant","content":[
+			{"type":"redacted_thinking","data":"ENC1"},{"type":"redacted_thinking","data":"ENC2"},
+			{"type":"thinking","thinking":"let me think","signature":"sig-Abc/+="},
+			{"type":"text","text":"Checking."},
+			{"type":"tool_use","id":"toolu_1","name":"read","input":{"path":"a.txt"}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"hello"}]}]`)
+	if body["thinking"] == nil {
+		t.Error("thinking turned off although the tool turn is signed")
+	}
+}
+
+func TestAnthropicUnsignedToolTurnDisablesThinking(t *testing.T) {
+	// The tool turn came from another provider: its thinking has no
+	// signature, so it is dropped, and thinking must be off for this call.
+	srv, p := setupAn(t, AnthropicConfig{Thinking: "adaptive"}, llmtest.Reply{Text: []string{"ok"}})
+	req := anRequestFor(userMsg("go"),
+		message.Message{Role: message.RoleAssistant, Content: []message.Block{
+			{Type: message.TypeThinking, Thinking: "from elsewhere"}, {Type: message.TypeToolUse, ID: "c1", Name: "f"}}},
+		message.Message{Role: message.RoleTool, Content: []message.Block{message.ToolResult("c1", "f", "r", false)}})
+	if _, _, err := collect(t, p, req); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.Requests()[0].Body
+	if _, has := body["thinking"]; has || strings.Contains(string(srv.Requests()[0].Raw), "from elsewhere") {
+		t.Errorf("body = %s", srv.Requests()[0].Raw)
+	}
+}
+
+func TestAnthropicToolUse(t *testing.T) {
+	_, p := setupAn(t, AnthropicConfig{}, llmtest.Reply{Text: []string{"Looking."}, ChunkDelayMs: 2,
+		ToolCalls: []llmtest.ToolCall{
+			{ID: "toolu_a", Name: "read_file", Arguments: `{"path":"dïr/ünïcode.txt","limit":10}`, Split: 7},
+			{ID: "toolu_b", Name: "now"},
+			{Name: "anon", Arguments: `{"x":1}`, Split: 3}}})
+	_, resp, err := collect(t, p, anRequestFor(userMsg("hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Content) != 4 || resp.StopReason != StopToolUse {
+		t.Fatalf("response = %#v", resp)
+	}
+	want := []message.Block{message.Text("Looking."),
+		{Type: message.TypeToolUse, ID: "toolu_a", Name: "read_file", Arguments: `{"path":"dïr/ünïcode.txt","limit":10}`},
+		{Type: message.TypeToolUse, ID: "toolu_b", Name: "now", Arguments: `{}`},
+		{Type: message.TypeToolUse, ID: resp.Content[3].ID, Name: "anon", Arguments: `{"x":1}`}}
+	if !reflect.DeepEqual(resp.Content, want) || !strings.HasPrefix(resp.Content[3].ID, "call_") {
+		t.Errorf("content = %#v", resp.Content)
+	}
+}
+
+func TestAnthropicStopReasons(t *testing.T) {
+	for reason, want := range map[string]string{
+		"": StopEndTurn, "stop": StopEndTurn, "end_turn": StopEndTurn, "stop_sequence": StopEndTurn,
+		"length": StopMaxTokens, "max_tokens": StopMaxTokens, "tool_calls": StopToolUse, "tool_use": StopToolUse,
+		"content_filter": StopRefusal, "refusal": StopRefusal, "pause_turn": StopPauseTurn, "something_new": StopEndTurn,
+	} {
+		t.Run(reason, func(t *testing.T) {
+			_, p := setupAn(t, AnthropicConfig{}, llmtest.Reply{Text: []string{"x"}, FinishReason: reason})
+			_, resp, err := collect(t, p, anRequestFor(userMsg("hi")))
+			if err != nil || resp.StopReason != want {
+				t.Fatalf("got %v, %v; want %s", resp, err, want)
+			}
+		})
+	}
+	if got := anStopReason("something_new", true); got != StopToolUse {
+		t.Errorf("unknown reason with calls = %s", got)
+	}
+}
+
+func TestBuildAnRequestJSON(t *testing.T) {
+	req := &Request{Model: "m", System: "sys",
+		Messages: []message.Message{
+			userMsg("one"),
+			{Role: message.RoleUser, Content: []message.Block{message.Text("two"), message.Text(""),
+				{Type: message.TypeImage, MimeType: "image/png", Data: "AAA="}}},
+			{Role: message.RoleSystem, Content: []message.Block{message.Text("be careful")}},
+			{Role: message.RoleAssistant, Content: []message.Block{
+				{Type: message.TypeThinking, Thinking: "unsigned"},
+				{Type: message.TypeThinking, Thinking: "empty sig", Signature: strp("")},
+				message.Text(""), message.Text("ok"),
+				{Type: message.TypeToolUse, ID: "c1", Name: "f", Arguments: `{"a":1}`},
+				{Type: message.TypeToolUse, ID: "c2", Name: "g", Arguments: `{"broken`}}},
+			{Role: message.RoleTool, Content: []message.Block{
+				message.ToolResult("c1", "f", "r1", false), message.ToolResult("c2", "g", "bad args", true)}},
+			userMsg("and now?"),
+			// Nothing sendable: the user messages around it merge.
+			{Role: message.RoleAssistant, Content: []message.Block{{Type: message.TypeThinking, Thinking: "gemini thought"}}},
+			userMsg("hello?"),
+			{Role: message.RoleAssistant, Content: []message.Block{{Type: message.TypeToolUse, ID: "c3", Name: "h"}}},
+			// A user interjection filed before the results: results go first.
+			userMsg("wait"),
+			{Role: message.RoleTool, Content: []message.Block{message.ToolResult("c3", "h", "", false)}},
+		},
+		Tools: []ToolSpec{{Name: "f", Description: "does f", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}, {Name: "g"}},
+	}
+	got, err := json.Marshal(buildAnRequest(req, 100, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"m","max_tokens":100,"system":"sys\n\nbe careful","messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"one"},{"type":"text","text":"two"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAA="}}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"c1","name":"f","input":{"a":1}},{"type":"tool_use","id":"c2","name":"g","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"r1"},{"type":"tool_result","tool_use_id":"c2","content":"bad args","is_error":true},` +
+		`{"type":"text","text":"and now?"},{"type":"text","text":"hello?"}]},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"c3","name":"h","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c3"},{"type":"text","text":"wait"}]}],` +
+		`"tools":[{"name":"f","description":"does f","input_schema":{"type":"object","properties":{}}},{"name":"g","input_schema":{"type":"object"}}],` +
+		`"stream":true}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	minimal, _ := json.Marshal(buildAnRequest(&Request{Model: "m"}, 10, true))
+	if string(minimal) != `{"model":"m","max_tokens":10,"messages":[],"stream":true}` {
+		t.Errorf("minimal request = %s", minimal)
+	}
+}
+
+func TestAnthropicErrors(t *testing.T) {
+	tooLong := `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`
+	tests := []struct {
+		name      string
+		reply     llmtest.Reply
+		contains  string
+		retryable bool
+		status    int
+		cut, long bool
+	}{
+		{"401 echoing the key", llmtest.Reply{Status: 401, ErrorBody: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testKey + `"}}`},
+			"HTTP 401: ", false, 401, false, false},
+		{"400", llmtest.Reply{Status: 400}, "HTTP 400: ", false, 400, false, false},
+		{"prompt too long", llmtest.Reply{Status: 400, ErrorBody: tooLong}, "prompt is too long", false, 400, false, true},
+		{"429", llmtest.Reply{Status: 429, RetryAfter: "2"}, "HTTP 429: ", true, 429, false, false},
+		{"529", llmtest.Reply{Status: 529, ErrorBody: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, "HTTP 529: ", true, 529, false, false},
+		{"503", llmtest.Reply{Status: 503}, "HTTP 503: ", true, 503, false, false},
+		{"malformed", llmtest.Reply{Text: []string{"a"}, Malformed: true}, "malformed JSON in stream event 2 (content_block_delta)", false, 0, false, false},
+		{"overloaded mid-stream", llmtest.Reply{Text: []string{"a"}, ErrorEvent: "Overloaded"}, "server error in stream (overloaded_error): Overloaded", true, 529, false, false},
+		{"cut before any text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 1}, "stream cut", true, 0, true, false},
+		{"cut after text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 5}, "no message_stop after 4 events", true, 0, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, p := setupAn(t, AnthropicConfig{APIKey: testKey}, tt.reply)
+			_, _, err := collect(t, p, anRequestFor(userMsg("hi")))
+			if err == nil || !strings.Contains(err.Error(), tt.contains) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.contains)
+			}
+			if Retryable(err) != tt.retryable {
+				t.Errorf("Retryable(%v) = %v", err, !tt.retryable)
+			}
+			var se *StatusError
+			if got := errors.As(err, &se); got != (tt.status != 0) || (got && se.Status != tt.status) {
+				t.Errorf("StatusError = %v", se)
+			}
+			if errors.Is(err, ErrStreamCut) != tt.cut {
+				t.Errorf("ErrStreamCut = %v", !tt.cut)
+			}
+			if errors.Is(err, ErrContextTooLong) != tt.long {
+				t.Errorf("ErrContextTooLong = %v", !tt.long)
+			}
+			if strings.Contains(err.Error(), testKey) || strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("key leaked: %v", err)
+			}
+		})
+	}
+}
+
+func TestAnthropicContextTooLongVariants(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`:                                   true,
+		`{"type":"error","error":{"type":"invalid_request_error","message":"input length and ` + "`max_tokens`" + ` exceed context limit: 197626 + 8192 > 200000"}}`: true,
+		`Prompt is too long`: true,
+		`{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`: false,
+	} {
+		err := anClassify(&StatusError{Status: 400, Body: body})
+		if errors.Is(err, ErrContextTooLong) != want || Retryable(err) {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+	if err := anClassify(&StatusError{Status: 429, Body: "prompt is too long"}); errors.Is(err, ErrContextTooLong) {
+		t.Errorf("429 classified as too long: %v", err)
+	}
+}
