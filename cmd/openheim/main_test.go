@@ -73,6 +73,7 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	s.Enqueue(replies...)
 	ts.Defer(s.Close)
 	ts.Setenv("LLM_URL", s.URL())
+	ts.Setenv("LLM_BASE", strings.TrimSuffix(s.URL(), "/v1"))
 	ts.Value(fakeKey{}).(*fakeHolder).s = s
 }
 
@@ -138,16 +139,26 @@ var (
 	uuidRE     = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	timeRE     = regexp.MustCompile(`"updatedAt":"[^"]+"`)
 	durationRE = regexp.MustCompile(`"durationMs":\d+`)
+	providerRE = regexp.MustCompile(`"model":"[^"]*","provider":"[^"]*"`)
 )
 
-// normalize SRC DST: write SRC (a file, or stdout/stderr of the last exec)
-// to DST with what varies between runs replaced: ids, times, durations and
-// the work directory. Compare DST with a golden file using cmp.
+// normalize [-provider] SRC DST: write SRC (a file, or stdout/stderr of the
+// last exec) to DST with what varies between runs replaced: ids, times,
+// durations and the work directory; with -provider also the model and
+// provider names, to compare runs against different providers. Compare DST
+// with a golden file using cmp.
 func cmdNormalize(ts *testscript.TestScript, neg bool, args []string) {
+	provider := len(args) > 0 && args[0] == "-provider"
+	if provider {
+		args = args[1:]
+	}
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: normalize SRC DST")
+		ts.Fatalf("usage: normalize [-provider] SRC DST")
 	}
 	s := ts.ReadFile(args[0])
+	if provider {
+		s = providerRE.ReplaceAllString(s, `"model":"<MODEL>","provider":"<PROVIDER>"`)
+	}
 	s = strings.ReplaceAll(s, ts.Getenv("WORK"), "$WORK")
 	s = uuidRE.ReplaceAllString(s, "<UUID>")
 	s = timeRE.ReplaceAllString(s, `"updatedAt":"<TIME>"`)

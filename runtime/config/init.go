@@ -21,7 +21,7 @@ var (
 
 // DefaultSystemPrompt is used when Dir()/system.md does not exist; it is the
 // same text `openheim init` writes, so deleting the file changes nothing.
-func DefaultSystemPrompt() string { return systemTemplate }
+func DefaultSystemPrompt() string { return strings.TrimSpace(systemTemplate) }
 
 // ExistsError is returned by InitFiles when a starter file is already there.
 // It matches fs.ErrExist under errors.Is.
@@ -108,9 +108,10 @@ func (c *Config) SystemPrompt() (string, error) {
 	data, err := os.ReadFile(filepath.Join(c.Dir(), "system.md"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return systemTemplate, nil
+		return DefaultSystemPrompt(), nil
 	case err != nil:
 		return "", fmt.Errorf("config: system prompt: %w", err)
 	}
-	return string(data), nil
+	// Editors leave a trailing newline; it would only cost a token per call.
+	return strings.TrimSpace(string(data)), nil
 }

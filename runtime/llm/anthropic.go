@@ -103,33 +103,8 @@ func (p *anthropic) stream(ctx context.Context, req *Request, onDelta func(Delta
 }
 
 // anClassify marks a 400 that says the prompt does not fit the context
-// window, so errors.Is(err, ErrContextTooLong) holds (the StatusError stays
-// reachable with errors.As, and a 400 is not retried).
+// window: "prompt is too long: 250000 tokens > 200000 maximum"; older
+// models: "input length and `max_tokens` exceed context limit: ...".
 func anClassify(err error) error {
-	var se *StatusError
-	if !errors.As(err, &se) || se.Status != http.StatusBadRequest {
-		return err
-	}
-	msg := se.Body
-	var body struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal([]byte(se.Body), &body) == nil && body.Error.Message != "" {
-		msg = body.Error.Message
-	}
-	msg = strings.ToLower(msg)
-	// "prompt is too long: 250000 tokens > 200000 maximum"; older models:
-	// "input length and `max_tokens` exceed context limit: ...".
-	if strings.Contains(msg, "prompt is too long") || strings.Contains(msg, "exceed context limit") {
-		return &contextTooLongError{err: err}
-	}
-	return err
+	return markContextTooLong(err, []string{"prompt is too long"}, []string{"exceed context limit"})
 }
-
-// contextTooLongError wraps an API error that says the request does not fit.
-type contextTooLongError struct{ err error }
-
-func (e *contextTooLongError) Error() string   { return ErrContextTooLong.Error() + ": " + e.err.Error() }
-func (e *contextTooLongError) Unwrap() []error { return []error{ErrContextTooLong, e.err} }

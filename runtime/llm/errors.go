@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -148,4 +149,36 @@ func redact(err error, secret string) error {
 		}
 	}
 	return &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+}
+
+// markContextTooLong wraps err with ErrContextTooLong when it is a 400 whose
+// message (the JSON error.message, else the body) contains every phrase of
+// any one of the given sets, lower-cased. Each API words "does not fit" its
+// own way; the StatusError stays reachable with errors.As, and as a 400 it
+// is not retried as is.
+func markContextTooLong(err error, phrases ...[]string) error {
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusBadRequest {
+		return err
+	}
+	msg := se.Body
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(se.Body), &body) == nil && body.Error.Message != "" {
+		msg = body.Error.Message
+	}
+	msg = strings.ToLower(msg)
+	for _, set := range phrases {
+		all := true
+		for _, p := range set {
+			all = all && strings.Contains(msg, p)
+		}
+		if all {
+			return fmt.Errorf("%w: %w", ErrContextTooLong, err)
+		}
+	}
+	return err
 }

@@ -101,18 +101,9 @@ func (p *gemini) stream(ctx context.Context, req *Request, onDelta func(Delta) e
 
 // gmClassify marks a 400 whose message says the input is over the model's
 // token limit ("The input token count (1200000) exceeds the maximum number
-// of tokens allowed (1048576)."), so errors.Is(err, ErrContextTooLong)
-// holds; the StatusError stays reachable and a 400 is not retried.
+// of tokens allowed (1048576).").
 func gmClassify(err error) error {
-	var se *StatusError
-	if !errors.As(err, &se) || se.Status != http.StatusBadRequest {
-		return err
-	}
-	msg := strings.ToLower(se.Body)
-	if strings.Contains(msg, "token count") && strings.Contains(msg, "exceeds the maximum") {
-		return fmt.Errorf("%w: %w", ErrContextTooLong, err)
-	}
-	return err
+	return markContextTooLong(err, []string{"token count", "exceeds the maximum"})
 }
 
 // gmAccumulator assembles the Response from streamed events.

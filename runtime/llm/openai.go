@@ -82,8 +82,18 @@ func (p *openAI) stream(ctx context.Context, req *Request, onDelta func(Delta) e
 			slog.Info("llm: server rejects stream_options; continuing without usage reporting", "url", p.conn.url)
 			continue
 		}
-		return resp, err
+		return resp, oaClassify(err)
 	}
+}
+
+// oaClassify marks a 400 that says the request does not fit the context
+// window: OpenAI's context_length_exceeded ("This model's maximum context
+// length is 128000 tokens. However, your messages resulted in ..."), which
+// vLLM and most compatible servers copy, and llama.cpp's "exceeds the
+// available context size".
+func oaClassify(err error) error {
+	return markContextTooLong(err, []string{"maximum context length"}, []string{"context_length_exceeded"},
+		[]string{"exceeds the available context size"})
 }
 
 // do runs one HTTP exchange and decodes the chunk stream.

@@ -381,3 +381,27 @@ func TestBuildOARequestJSON(t *testing.T) {
 		t.Errorf("minimal request = %s", noTools)
 	}
 }
+
+func TestOpenAIContextTooLong(t *testing.T) {
+	for _, body := range []string{
+		`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`,
+		`{"error":{"message":"the request exceeds the available context size, try increasing it","code":400}}`,
+	} {
+		srv := llmtest.New()
+		srv.Enqueue(llmtest.Reply{Status: 400, ErrorBody: body})
+		p := WithRetry(NewOpenAI(OpenAIConfig{BaseURL: srv.URL()}), RetryPolicy{BaseDelay: time.Millisecond})
+		_, err := p.Stream(context.Background(), &Request{Model: "m"}, nil)
+		srv.Close()
+		var se *StatusError
+		if !errors.Is(err, ErrContextTooLong) || !errors.As(err, &se) || len(srv.Requests()) != 1 {
+			t.Errorf("%s: err = %v after %d requests", body, err, len(srv.Requests()))
+		}
+	}
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Enqueue(llmtest.Reply{Status: 400, ErrorBody: `{"error":{"message":"invalid tool schema"}}`})
+	_, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL()}).Stream(context.Background(), &Request{Model: "m"}, nil)
+	if errors.Is(err, ErrContextTooLong) {
+		t.Errorf("an unrelated 400 is not context too long: %v", err)
+	}
+}

@@ -36,7 +36,18 @@ func NewRecorder(p Provider, path string) (*Recorder, error) {
 
 // Stream implements Provider.
 func (r *Recorder) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
-	resp, err := r.p.Stream(ctx, req, onDelta)
+	var stream []CassetteDelta
+	resp, err := r.p.Stream(ctx, req, func(d Delta) error {
+		if d.Kind == DeltaThinking {
+			stream = append(stream, CassetteDelta{Thinking: d.Text})
+		} else {
+			stream = append(stream, CassetteDelta{Text: d.Text})
+		}
+		if onDelta == nil {
+			return nil
+		}
+		return onDelta(d)
+	})
 	if err != nil {
 		return resp, err
 	}
@@ -45,6 +56,7 @@ func (r *Recorder) Stream(ctx context.Context, req *Request, onDelta func(Delta)
 	r.c.Replies = append(r.c.Replies, CassetteReply{
 		Request:    &CassetteRequest{Messages: append([]message.Message(nil), req.Messages...)},
 		Content:    resp.Content,
+		Stream:     stream,
 		StopReason: resp.StopReason,
 		Usage:      resp.Usage,
 	})

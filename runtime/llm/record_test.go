@@ -15,7 +15,9 @@ import (
 type fixed struct{ content []message.Block }
 
 func (f fixed) Stream(_ context.Context, _ *Request, on func(Delta) error) (*Response, error) {
-	on(Delta{Kind: DeltaText, Text: "streamed"})
+	on(Delta{Kind: DeltaThinking, Text: "let me "})
+	on(Delta{Kind: DeltaThinking, Text: "think"})
+	on(Delta{Kind: DeltaText, Text: "Looking."})
 	return &Response{Content: f.content, StopReason: StopToolUse, Usage: message.Usage{InputTokens: 7, CacheReadTokens: 3}}, nil
 }
 
@@ -55,8 +57,9 @@ func TestRecordThenReplayIsLossless(t *testing.T) {
 	if !reflect.DeepEqual(again.Content, got.Content) || again.Usage != got.Usage || again.StopReason != got.StopReason {
 		t.Fatalf("replayed %+v\nrecorded %+v", again, got)
 	}
-	if len(deltas) == 0 || deltas[0].Kind != DeltaThinking {
-		t.Errorf("replay should stream the thinking first: %+v", deltas)
+	want := []Delta{{DeltaThinking, "let me "}, {DeltaThinking, "think"}, {DeltaText, "Looking."}}
+	if !reflect.DeepEqual(deltas, want) {
+		t.Errorf("replay must stream the recorded fragments: %+v", deltas)
 	}
 	// A different conversation is a clear mismatch, not a wrong answer.
 	replay, _ = NewReplay(path)

@@ -47,9 +47,18 @@ type CassetteReply struct {
 	// them (thinking with signatures, redacted thinking, text, tool_use):
 	// what `--record` writes, so a replayed session is byte-identical to the
 	// recorded one. It excludes Text, Thinking and ToolCalls.
-	Content    []message.Block `json:"content,omitempty"`
+	Content []message.Block `json:"content,omitempty"`
+	// Stream, when set, is the exact sequence of streamed fragments (what
+	// `--record` saw), replayed as is instead of splitting text into words.
+	Stream     []CassetteDelta `json:"stream,omitempty"`
 	StopReason string          `json:"stop_reason,omitempty"` // default: tool_use with tool calls, else end_turn
 	Usage      message.Usage   `json:"usage"`
+}
+
+// CassetteDelta is one streamed fragment: text, or thinking.
+type CassetteDelta struct {
+	Text     string `json:"text,omitempty"`
+	Thinking string `json:"thinking,omitempty"`
 }
 
 // CassetteRequest is the conversation the reply was recorded for.
@@ -175,23 +184,13 @@ func (p *replayProvider) Stream(ctx context.Context, req *Request, onDelta func(
 		}
 	}
 	resp := &Response{Usage: rep.Usage, StopReason: rep.StopReason, Content: rep.blocks()}
-	for _, b := range resp.Content {
-		kind, text := DeltaText, b.Text
-		switch b.Type {
-		case message.TypeThinking:
-			kind, text = DeltaThinking, b.Thinking
-		case message.TypeText:
-		default:
-			continue
+	for _, d := range rep.deltas(resp.Content) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		for _, w := range splitWords(text) {
-			if err := ctx.Err(); err != nil {
+		if onDelta != nil {
+			if err := onDelta(d); err != nil {
 				return nil, err
-			}
-			if onDelta != nil {
-				if err := onDelta(Delta{Kind: kind, Text: w}); err != nil {
-					return nil, err
-				}
 			}
 		}
 	}
@@ -205,6 +204,36 @@ func (p *replayProvider) Stream(ctx context.Context, req *Request, onDelta func(
 		}
 	}
 	return resp, nil
+}
+
+// deltas is what the reply streams: the recorded fragments, else the text
+// and thinking of its blocks cut into word-sized pieces.
+func (rep CassetteReply) deltas(content []message.Block) []Delta {
+	var out []Delta
+	if len(rep.Stream) > 0 {
+		for _, d := range rep.Stream {
+			if d.Thinking != "" {
+				out = append(out, Delta{Kind: DeltaThinking, Text: d.Thinking})
+			} else {
+				out = append(out, Delta{Kind: DeltaText, Text: d.Text})
+			}
+		}
+		return out
+	}
+	for _, b := range content {
+		kind, text := DeltaText, b.Text
+		switch b.Type {
+		case message.TypeThinking:
+			kind, text = DeltaThinking, b.Thinking
+		case message.TypeText:
+		default:
+			continue
+		}
+		for _, w := range splitWords(text) {
+			out = append(out, Delta{Kind: kind, Text: w})
+		}
+	}
+	return out
 }
 
 // blocks is the reply's content: Content verbatim, or the blocks the short
