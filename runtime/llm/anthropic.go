@@ -56,14 +56,7 @@ func NewAnthropic(cfg AnthropicConfig) Provider {
 	if base == "" {
 		base = DefaultAnthropicBaseURL
 	}
-	h := http.Header{}
-	if cfg.APIKey != "" {
-		h.Set("x-api-key", cfg.APIKey)
-	}
-	h.Set("anthropic-version", AnthropicVersion)
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
+	h := requestHeader("x-api-key", "", cfg.APIKey, map[string]string{"anthropic-version": AnthropicVersion}, cfg.Headers)
 	return &anthropic{
 		cfg:      cfg,
 		conn:     newSSEClient(base+"/messages", cfg.Timeout, cfg.HTTPClient, cfg.APIKey),

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -183,22 +182,15 @@ type embedHTTP struct {
 	client  *http.Client
 	timeout time.Duration
 	key     string
-	headers map[string]string
 }
 
 func newEmbedHTTP(cfg EmbedConfig) *embedHTTP {
-	h := &embedHTTP{client: cfg.HTTPClient, timeout: cfg.Timeout, key: cfg.APIKey, headers: cfg.Headers}
+	h := &embedHTTP{client: cfg.HTTPClient, timeout: cfg.Timeout, key: cfg.APIKey}
 	if h.timeout == 0 {
 		h.timeout = DefaultTimeout
 	}
 	if h.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if h.timeout > 0 {
-			tr.DialContext = (&net.Dialer{Timeout: h.timeout, KeepAlive: 30 * time.Second}).DialContext
-			tr.ResponseHeaderTimeout = h.timeout
-			tr.TLSHandshakeTimeout = h.timeout
-		}
-		h.client = &http.Client{Transport: tr}
+		h.client = newHTTPClient(h.timeout)
 	}
 	return h
 }
@@ -237,9 +229,6 @@ func (h *embedHTTP) postJSON(ctx context.Context, endpoint string, auth http.Hea
 	hreq.Header.Set("Accept", "application/json")
 	for k, vs := range auth {
 		hreq.Header[k] = vs
-	}
-	for k, v := range h.headers {
-		hreq.Header.Set(k, v)
 	}
 	hresp, err := h.client.Do(hreq)
 	if err != nil {

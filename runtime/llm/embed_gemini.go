@@ -3,7 +3,6 @@ package llm
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 )
@@ -47,10 +46,7 @@ func newGeminiEmbed(cfg EmbedConfig, h *embedHTTP) embedBatchFunc {
 	name := strings.TrimPrefix(strings.TrimSpace(cfg.Model), "models/")
 	endpoint := base + "/models/" + url.PathEscape(name) + ":batchEmbedContents"
 	model := "models/" + name
-	auth := http.Header{}
-	if cfg.APIKey != "" {
-		auth.Set("x-goog-api-key", cfg.APIKey)
-	}
+	auth := requestHeader("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		req := gemEmbedRequest{Requests: make([]gemEmbedItem, len(texts))}
 		for i, t := range texts {

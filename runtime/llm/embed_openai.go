@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 )
 
@@ -35,10 +34,7 @@ func newOpenAIEmbed(cfg EmbedConfig, h *embedHTTP) embedBatchFunc {
 		base = DefaultOpenAIBaseURL
 	}
 	endpoint := base + "/embeddings"
-	auth := http.Header{}
-	if cfg.APIKey != "" {
-		auth.Set("Authorization", "Bearer "+cfg.APIKey)
-	}
+	auth := requestHeader("Authorization", "Bearer ", cfg.APIKey, nil, cfg.Headers)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		var resp oaEmbedResponse
 		req := oaEmbedRequest{Model: cfg.Model, Input: texts, EncodingFormat: "float"}

@@ -50,13 +50,7 @@ func NewGemini(cfg GeminiConfig) Provider {
 	if base == "" {
 		base = DefaultGeminiBaseURL
 	}
-	h := http.Header{}
-	if cfg.APIKey != "" {
-		h.Set("x-goog-api-key", cfg.APIKey)
-	}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
+	h := requestHeader("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
 	return &gemini{cfg: cfg, base: base, header: h,
 		conn: newSSEClient("", cfg.Timeout, cfg.HTTPClient, cfg.APIKey)}
 }

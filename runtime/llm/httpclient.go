@@ -37,16 +37,39 @@ func newSSEClient(url string, timeout time.Duration, hc *http.Client, secret str
 		c.timeout = DefaultTimeout
 	}
 	if c.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if c.timeout > 0 {
-			tr.DialContext = (&net.Dialer{Timeout: c.timeout, KeepAlive: 30 * time.Second}).DialContext
-			tr.ResponseHeaderTimeout = c.timeout
-			tr.TLSHandshakeTimeout = c.timeout
-		}
-		// No http.Client.Timeout: it would kill a healthy long stream.
-		c.client = &http.Client{Transport: tr}
+		c.client = newHTTPClient(c.timeout)
 	}
 	return c
+}
+
+// newHTTPClient bounds connecting, the TLS handshake and waiting for the
+// response headers by timeout (none when it is negative). It sets no
+// http.Client.Timeout: that would kill a healthy long stream.
+func newHTTPClient(timeout time.Duration) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if timeout > 0 {
+		tr.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
+		tr.ResponseHeaderTimeout = timeout
+		tr.TLSHandshakeTimeout = timeout
+	}
+	return &http.Client{Transport: tr}
+}
+
+// requestHeader is the header every request of a client carries: the key
+// under keyHeader (only when set; value prefix e.g. "Bearer "), defaults,
+// then the configured extra headers, which replace defaults of their name.
+func requestHeader(keyHeader, prefix, key string, defaults, extra map[string]string) http.Header {
+	h := http.Header{}
+	if key != "" {
+		h.Set(keyHeader, prefix+key)
+	}
+	for k, v := range defaults {
+		h.Set(k, v)
+	}
+	for k, v := range extra {
+		h.Set(k, v)
+	}
+	return h
 }
 
 // do runs one HTTP exchange under the idle watchdog: a timer, re-armed by

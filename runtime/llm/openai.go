@@ -98,12 +98,6 @@ func oaClassify(err error) error {
 
 // do runs one HTTP exchange and decodes the chunk stream.
 func (p *openAI) do(ctx context.Context, body []byte, onDelta func(Delta) error) (*Response, error) {
-	h := http.Header{}
-	if p.cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+p.cfg.APIKey)
-	}
-	for k, v := range p.cfg.Headers {
-		h.Set(k, v)
-	}
+	h := requestHeader("Authorization", "Bearer ", p.cfg.APIKey, nil, p.cfg.Headers)
 	return p.conn.do(ctx, body, h, func(r io.Reader) (*Response, error) { return decodeOAStream(r, onDelta) })
 }
