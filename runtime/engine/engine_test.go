@@ -124,4 +124,3 @@ default_model = "m"
 		t.Fatalf("unknown session: %v", err)
 	}
 }
-
