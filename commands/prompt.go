@@ -42,6 +42,7 @@ type PromptOptions struct {
 	Timeout       time.Duration
 	JSON          bool
 	Record        string
+	Fork          bool
 }
 
 func newCmdPrompt(ios *IOStreams) *cli.Command {
@@ -73,7 +74,8 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model to use (default: the provider's default_model)"},
 			&cli.StringFlag{Name: "provider", Aliases: []string{"p"}, Usage: "provider to use (default: default_provider)"},
-			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "continue the session with this `ID`"},
+			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "continue the session `ID` (or a unique id prefix, or its exact title)"},
+			&cli.BoolFlag{Name: "fork", Usage: "with --session or --continue: continue a copy, leaving the original as it is"},
 			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "continue the latest session in the work directory"},
 			&cli.IntFlag{Name: "max-iterations", Usage: "model calls allowed in this turn (default: max_iterations)"},
 			&cli.BoolFlag{Name: "allow-shell", Usage: "offer the execute_command tool"},
@@ -90,6 +92,9 @@ Examples:
 			if cmd.Bool("continue") && cmd.String("session") != "" {
 				return usageErr(errors.New("prompt: --session and --continue are mutually exclusive"), "")
 			}
+			if cmd.Bool("fork") && !cmd.Bool("continue") && cmd.String("session") == "" {
+				return usageErr(errors.New("prompt: --fork needs --session or --continue"), "")
+			}
 			if cmd.IsSet("max-iterations") && cmd.Int("max-iterations") < 1 {
 				return usageErr(errors.New("prompt: --max-iterations must be at least 1"), "")
 			}
@@ -102,7 +107,7 @@ Examples:
 				SessionID: cmd.String("session"), Continue: cmd.Bool("continue"),
 				MaxIterations: cmd.Int("max-iterations"), AllowShell: cmd.Bool("allow-shell"),
 				WorkDir: cmd.String("work-dir"), Timeout: cmd.Duration("timeout"), JSON: cmd.Bool("json"),
-				Record: cmd.String("record"),
+				Record: cmd.String("record"), Fork: cmd.Bool("fork"),
 			})
 		},
 	}
@@ -129,7 +134,11 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore()
+	env, err := openSessions(ios)
+	if err != nil {
+		return err
+	}
+	sessionID, err := resolveSession(env, opts, cfg.WorkDir)
 	if err != nil {
 		return err
 	}
@@ -142,7 +151,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		defer cancel()
 	}
 
-	eng := &engine.Engine{Config: cfg, Store: store}
+	eng := &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}}
 	// The queue keeps a slow stdout reader from stalling the turn.
 	var enc *ndjson.Encoder
 	var text *textRenderer
@@ -155,7 +164,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		queue = event.NewQueue(text, 4096)
 	}
 	meta, end, err := eng.Prompt(ctx, engine.Request{
-		SessionID: opts.SessionID, Continue: opts.Continue, Provider: opts.Provider, Model: opts.Model,
+		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
 		Input: input, Sink: queue, Record: opts.Record,
 		Started: func(m session.Meta) {
 			if enc != nil {
@@ -167,8 +176,13 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	queue.Close()
 	if err != nil {
 		var ue *engine.UsageError
-		if errors.As(err, &ue) {
+		var locked *session.LockedError
+		switch {
+		case errors.As(err, &ue):
 			return usageErr(fmt.Errorf("prompt: %w", err), "")
+		case errors.As(err, &locked):
+			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
+				Hint: "wait for that turn to finish, or continue a copy with --fork"}
 		}
 		return failure(fmt.Errorf("prompt: %w", err))
 	}
@@ -185,6 +199,37 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 }
 
 var errTimeout = errors.New("--timeout expired")
+
+// resolveSession turns --session (id, prefix or title) or --continue into a
+// session id, forking it with --fork; "" starts a new session.
+func resolveSession(env *sessionsEnv, opts *PromptOptions, workDir string) (string, error) {
+	var id string
+	switch {
+	case opts.SessionID != "":
+		m, err := env.find("prompt: --session", opts.SessionID)
+		if err != nil {
+			return "", err
+		}
+		id = m.ID
+	case opts.Continue:
+		m, err := session.Latest(env.files, workDir)
+		if errors.Is(err, session.ErrNotFound) {
+			return "", usageErr(fmt.Errorf("prompt: --continue: no earlier session in %s", workDir), "start one without --continue")
+		}
+		if err != nil {
+			return "", failure(err)
+		}
+		id = m.ID
+	}
+	if id == "" || !opts.Fork {
+		return id, nil
+	}
+	forked, err := session.Fork(env.store, id, -1, time.Now())
+	if err != nil {
+		return "", failure(fmt.Errorf("prompt: --fork: %w", err))
+	}
+	return forked.ID, nil
+}
 
 // outcome maps how the turn ended to an exit code and a one-line reason.
 func outcome(ctx context.Context, end event.End, sig os.Signal) (int, string) {

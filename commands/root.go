@@ -42,6 +42,7 @@ Examples:
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
 		Commands: []*cli.Command{
 			newCmdPrompt(ios),
+			newCmdSessions(ios),
 			newCmdTools(ios),
 			newCmdInit(ios),
 		},
@@ -52,9 +53,14 @@ Examples:
 			return cli.ShowAppHelp(cmd)
 		},
 	}
-	for _, c := range root.Commands {
-		c.OnUsageError = onUsageError
+	var setUsage func(cs []*cli.Command)
+	setUsage = func(cs []*cli.Command) {
+		for _, c := range cs {
+			c.OnUsageError = onUsageError
+			setUsage(c.Commands)
+		}
 	}
+	setUsage(root.Commands)
 	return root
 }
 

@@ -23,6 +23,9 @@ import (
 type Engine struct {
 	Config *config.Config
 	Store  session.Store
+	// Locker keeps one turn per session at a time, in this process and
+	// across processes; nil runs unlocked (tests).
+	Locker *session.Locker
 	Now    func() time.Time
 }
 
@@ -35,8 +38,7 @@ func (e *UsageError) Unwrap() error { return e.Err }
 
 // Request is one prompt.
 type Request struct {
-	SessionID string // continue this session; "" starts a new one (unless Continue)
-	Continue  bool   // continue the latest session in the work dir
+	SessionID string // continue this session; "" starts a new one
 	Provider  string // "" = the session's, else the default
 	Model     string
 	Input     []message.Block // the user's message
@@ -85,6 +87,20 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	isNew := meta.ID == ""
 	if isNew {
 		meta = session.NewMeta(now)
+	}
+	if e.Locker != nil {
+		release, err := e.Locker.Acquire(meta.ID)
+		if err != nil {
+			return session.Meta{}, event.End{}, err
+		}
+		defer release()
+		if !isNew {
+			// The session was read before the lock was ours: read it again so
+			// the turn continues from what the last holder stored.
+			if meta, history, err = e.reload(meta.ID); err != nil {
+				return session.Meta{}, event.End{}, err
+			}
+		}
 	}
 	if meta.Title == nil {
 		meta.Title = session.Str(session.Title(textOf(req.Input)))
@@ -144,19 +160,18 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	return meta, end, nil
 }
 
+// reload reads a session again after taking its lock.
+func (e *Engine) reload(id string) (session.Meta, []message.Message, error) {
+	conv, err := e.Store.Load(id)
+	if err != nil {
+		return session.Meta{}, nil, err
+	}
+	return conv.Meta, conv.Messages, nil
+}
+
 // open finds the session to continue, if any.
 func (e *Engine) open(req Request) (session.Meta, []message.Message, error) {
 	id := req.SessionID
-	if id == "" && req.Continue {
-		latest, err := session.Latest(e.Store, e.Config.WorkDir)
-		if errors.Is(err, session.ErrNotFound) {
-			return session.Meta{}, nil, &UsageError{fmt.Errorf("--continue: no earlier session in %s", e.Config.WorkDir)}
-		}
-		if err != nil {
-			return session.Meta{}, nil, err
-		}
-		id = latest.ID
-	}
 	if id == "" {
 		return session.Meta{}, nil, nil
 	}

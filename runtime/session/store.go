@@ -30,8 +30,14 @@ type Store interface {
 	SaveMeta(meta Meta) error
 	// Append adds messages and makes them durable before returning.
 	Append(id string, msgs ...message.Message) error
-	// List returns every session's meta, most recently updated first.
+	// List returns every live session's meta, most recently updated first.
 	List() ([]Meta, error)
+	// Trash moves a session out of List's sight without deleting anything.
+	Trash(id string) error
+	// Purge deletes a session for good, whether live or in the trash.
+	Purge(id string) error
+	// MessageCount returns how many messages a session holds, cheaply.
+	MessageCount(id string) (int, error)
 }
 
 // FileStore keeps sessions as files under Dir (the data dir's history/).
@@ -242,6 +248,9 @@ func (s *FileStore) List() ([]Meta, error) {
 	}
 	var out []Meta
 	for _, e := range entries {
+		if e.IsDir() { // trash/ and anything else that is not a session
+			continue
+		}
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || ValidateID(id) != nil {
 			continue
@@ -308,4 +317,30 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// LoadMessage returns message n (0-based) of a session, decoding only that
+// line: search results show a snippet of one message per session.
+func (s *FileStore) LoadMessage(id string, n int) (message.Message, error) {
+	if err := ValidateID(id); err != nil {
+		return message.Message{}, err
+	}
+	data, err := os.ReadFile(s.msgsPath(id))
+	if err != nil {
+		return message.Message{}, err
+	}
+	for i := 0; len(data) > 0; {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		data = rest
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // as readMessages does
+		}
+		if i == n {
+			var m message.Message
+			err := json.Unmarshal(line, &m)
+			return m, err
+		}
+		i++
+	}
+	return message.Message{}, fmt.Errorf("session %s has no message %d", id, n)
 }

@@ -83,6 +83,13 @@ func (s *Server) Pending() int {
 	return len(s.queue)
 }
 
+// Reset drops every queued reply, for tests that script as they go.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = nil
+}
+
 // Requests returns the requests received so far, in order.
 func (s *Server) Requests() []RecordedRequest {
 	s.mu.Lock()

@@ -1,0 +1,285 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// BusyError says this process is already running a turn on the session.
+type BusyError struct{ SessionID string }
+
+func (e *BusyError) Error() string {
+	return "session " + e.SessionID + " is busy: a turn is already running on it in this process"
+}
+
+// LockedError says another process holds the session's lease. PID is 0 and
+// Host "unknown" when the lease exists but could not be read.
+type LockedError struct {
+	SessionID  string
+	PID        int
+	Host       string
+	AcquiredAt time.Time
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("session %s is locked by pid %d on %s since %s: another openheim is running a turn on it",
+		e.SessionID, e.PID, e.Host, e.AcquiredAt.Format(time.RFC3339))
+}
+
+// Default lease timings; see Locker.
+const (
+	DefaultStale           = 30 * time.Minute
+	DefaultUnreadableGrace = 10 * time.Second
+)
+
+// Locker grants one turn at a time per session, within this process and
+// across processes (history/<id>.lock). Only turns take the lease: reading a
+// session never does, so listing and loading never wait on a running turn.
+type Locker struct {
+	Dir  string // the history dir
+	Now  func() time.Time
+	Warn func(string)
+	// Stale is how old another host's lease must be before it is taken over:
+	// we cannot probe a remote pid, so age is the only sign that it died.
+	Stale time.Duration
+	// UnreadableGrace is how long a lease that cannot be parsed still counts
+	// as held, covering writers that do not replace it atomically.
+	UnreadableGrace time.Duration
+	// Host and PID identify the holder; they are fields so tests can stand
+	// in for another process.
+	Host string
+	PID  int
+}
+
+type lease struct {
+	PID        int       `json:"pid"`
+	Host       string    `json:"host"`
+	AcquiredAt time.Time `json:"acquired_at"`
+}
+
+func (a lease) same(b lease) bool {
+	return a.PID == b.PID && a.Host == b.Host && a.AcquiredAt.Equal(b.AcquiredAt)
+}
+
+// inProcess holds the sessions with a turn running here. The key includes
+// host and pid so a Locker simulating another process has its own table.
+var inProcess = struct {
+	sync.Mutex
+	held map[string]bool
+}{held: map[string]bool{}}
+
+// LockPath is the lease file of session id in the history dir.
+func LockPath(dir, id string) string { return filepath.Join(dir, id+".lock") }
+
+const guardName = ".lock-guard"
+
+func (l *Locker) now() time.Time {
+	if l.Now != nil {
+		return l.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (l *Locker) warn(msg string) {
+	if l.Warn != nil {
+		l.Warn(msg)
+		return
+	}
+	slog.Warn(msg)
+}
+
+func (l *Locker) self() (host string, pid int) {
+	host, pid = l.Host, l.PID
+	if host == "" {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			host = h
+		} else {
+			host = "localhost"
+		}
+	}
+	if pid == 0 {
+		pid = os.Getpid()
+	}
+	return host, pid
+}
+
+// Acquire takes session id for one turn. The error is a *BusyError when this
+// process already runs a turn on it, a *LockedError when another process does.
+// release is idempotent and removes the lease only while it is still ours.
+func (l *Locker) Acquire(id string) (release func(), err error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(l.Dir)
+	if err != nil {
+		return nil, err
+	}
+	host, pid := l.self()
+	key := host + "\x00" + strconv.Itoa(pid) + "\x00" + filepath.Join(dir, id)
+	inProcess.Lock()
+	if inProcess.held[key] {
+		inProcess.Unlock()
+		return nil, &BusyError{SessionID: id}
+	}
+	inProcess.held[key] = true
+	inProcess.Unlock()
+	forget := func() {
+		inProcess.Lock()
+		delete(inProcess.held, key)
+		inProcess.Unlock()
+	}
+
+	ours := lease{PID: pid, Host: host, AcquiredAt: l.now()}
+	if err := l.take(dir, id, ours); err != nil {
+		forget()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if err := l.drop(dir, id, ours); err != nil {
+				l.warn(fmt.Sprintf("session %s: releasing lease: %v", id, err))
+			}
+			forget()
+		})
+	}, nil
+}
+
+// take writes our lease unless a live one is there, under the guard so two
+// processes cannot both see "no lease" and both write theirs.
+func (l *Locker) take(dir, id string, ours lease) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("session lock: %w", err)
+	}
+	unlock, err := lockGuard(filepath.Join(dir, guardName))
+	if err != nil {
+		return fmt.Errorf("session lock: %w", err)
+	}
+	defer unlock()
+
+	path := LockPath(dir, id)
+	old, mtime, err := readLease(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		if age := ours.AcquiredAt.Sub(mtime); age < l.grace() {
+			return &LockedError{SessionID: id, Host: "unknown", AcquiredAt: mtime.UTC()}
+		}
+		l.warn(fmt.Sprintf("session %s: taking over an unreadable lease from %s (%v)",
+			id, mtime.UTC().Format(time.RFC3339), err))
+	default:
+		reason, stale := l.stale(old, ours)
+		if !stale {
+			return &LockedError{SessionID: id, PID: old.PID, Host: old.Host, AcquiredAt: old.AcquiredAt}
+		}
+		l.warn(fmt.Sprintf("session %s: taking over the lease of pid %d on %s since %s: %s",
+			id, old.PID, old.Host, old.AcquiredAt.Format(time.RFC3339), reason))
+	}
+	return writeLease(path, ours)
+}
+
+// stale decides whether old may be taken over. On this host the pid probe is
+// authoritative, even past Stale: a turn may legitimately run that long, and
+// stealing its lease would interleave two writers on one jsonl.
+func (l *Locker) stale(old, ours lease) (reason string, stale bool) {
+	if old.Host == ours.Host && old.PID == ours.PID {
+		// Our pid but not in our table: a process that had this pid before
+		// us died holding it, or a release was skipped.
+		return "left over by an earlier holder of this pid", true
+	}
+	if old.Host == ours.Host && canProbePIDs {
+		if !pidAlive(old.PID) {
+			return "its process is gone", true
+		}
+		return "", false
+	}
+	if age := ours.AcquiredAt.Sub(old.AcquiredAt); age > l.staleAfter() {
+		return fmt.Sprintf("older than %s", l.staleAfter()), true
+	}
+	return "", false
+}
+
+func (l *Locker) staleAfter() time.Duration {
+	if l.Stale > 0 {
+		return l.Stale
+	}
+	return DefaultStale
+}
+
+func (l *Locker) grace() time.Duration {
+	if l.UnreadableGrace > 0 {
+		return l.UnreadableGrace
+	}
+	return DefaultUnreadableGrace
+}
+
+// drop removes our lease; if someone took it over meanwhile it is theirs now.
+func (l *Locker) drop(dir, id string, ours lease) error {
+	unlock, err := lockGuard(filepath.Join(dir, guardName))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := LockPath(dir, id)
+	cur, _, err := readLease(path)
+	if err != nil || !cur.same(ours) {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// readLease returns the lease and its mtime; the mtime is valid whenever the
+// file exists, so an unparsable lease can still be aged.
+func readLease(path string) (lease, time.Time, error) {
+	var ls lease
+	st, err := os.Stat(path)
+	if err != nil {
+		return ls, time.Time{}, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ls, st.ModTime(), err
+	}
+	if err := json.Unmarshal(data, &ls); err != nil {
+		return ls, st.ModTime(), err
+	}
+	if ls.PID <= 0 || ls.Host == "" || ls.AcquiredAt.IsZero() {
+		return ls, st.ModTime(), fmt.Errorf("incomplete lease %s", data)
+	}
+	return ls, st.ModTime(), nil
+}
+
+// writeLease replaces the lease by rename so readers never see half of one.
+// No fsync: a lease lost in a crash belonged to a turn that died with it.
+func writeLease(path string, ls lease) error {
+	data, err := json.Marshal(ls)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(append(data, '\n'))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
+}

@@ -1,0 +1,267 @@
+package session
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockHelperEnv makes the test binary a lease holder for the two-process test.
+const lockHelperEnv = "OPENHEIM_SESSION_LOCK_HELPER"
+
+func TestMain(m *testing.M) {
+	if arg := os.Getenv(lockHelperEnv); arg != "" {
+		dir, id, _ := strings.Cut(arg, "|")
+		release, err := (&Locker{Dir: dir}).Acquire(id)
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin) // hold until killed or the parent goes away
+		release()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const lockID = "550e8400-e29b-41d4-a716-446655440000"
+
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no true(1):", err)
+	}
+	return cmd.Process.Pid
+}
+
+func writeRawLease(t *testing.T, dir string, ls lease) {
+	t.Helper()
+	if err := writeLease(LockPath(dir, lockID), ls); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLockerInProcessBusy(t *testing.T) {
+	dir := t.TempDir()
+	a, b := &Locker{Dir: dir}, &Locker{Dir: dir + "/./"}
+	release, err := a.Acquire(lockID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy *BusyError
+	if _, err := b.Acquire(lockID); !errors.As(err, &busy) || busy.SessionID != lockID {
+		t.Fatalf("second acquire: %v", err)
+	}
+	if !strings.Contains(busy.Error(), "is busy: a turn is already running on it in this process") {
+		t.Errorf("message: %s", busy)
+	}
+	data, _ := os.ReadFile(LockPath(dir, lockID))
+	var raw map[string]any
+	if json.Unmarshal(data, &raw) != nil || raw["pid"] != float64(os.Getpid()) || raw["host"] == nil || raw["acquired_at"] == nil {
+		t.Errorf("lease = %s", data)
+	}
+	release()
+	release() // harmless
+	if _, err := os.Stat(LockPath(dir, lockID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lease left after release: %v", err)
+	}
+	r2, err := b.Acquire(lockID)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	r2()
+	if _, err := a.Acquire("nope"); !errors.Is(err, ErrInvalidID) {
+		t.Errorf("bad id: %v", err)
+	}
+}
+
+func TestLockerSecondProcessLocked(t *testing.T) {
+	dir := t.TempDir()
+	release, err := (&Locker{Dir: dir}).Acquire(lockID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	other := &Locker{Dir: dir, PID: os.Getppid()}
+	var locked *LockedError
+	if _, err := other.Acquire(lockID); !errors.As(err, &locked) || locked.PID != os.Getpid() {
+		t.Fatalf("other process: %v", err)
+	}
+	want := fmt.Sprintf("session %s is locked by pid %d on %s since ", lockID, os.Getpid(), locked.Host)
+	if !strings.HasPrefix(locked.Error(), want) || !strings.HasSuffix(locked.Error(), ": another openheim is running a turn on it") {
+		t.Errorf("message: %s", locked)
+	}
+}
+
+func TestLockerExistingLease(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const host = "box"
+	cases := []struct {
+		name       string
+		lease      *lease // nil: write garbage instead
+		garbageAge time.Duration
+		wantPID    int    // LockedError with this pid; -1: acquired
+		wantHost   string // LockedError host
+		wantWarn   string // acquired with a warning containing this
+	}{
+		{name: "live pid here", lease: &lease{os.Getppid(), host, now.Add(-time.Minute)}, wantPID: os.Getppid(), wantHost: host},
+		// A long turn on this host keeps its lease: the pid probe outranks age.
+		{name: "live pid here, old", lease: &lease{os.Getppid(), host, now.Add(-2 * time.Hour)}, wantPID: os.Getppid(), wantHost: host},
+		{name: "dead pid here", lease: &lease{deadPID(t), host, now.Add(-time.Minute)}, wantPID: -1, wantWarn: "its process is gone"},
+		{name: "our pid left over", lease: &lease{os.Getpid(), host, now.Add(-time.Minute)}, wantPID: -1, wantWarn: "earlier holder"},
+		{name: "other host young", lease: &lease{4242, "far", now.Add(-29 * time.Minute)}, wantPID: 4242, wantHost: "far"},
+		{name: "other host stale", lease: &lease{4242, "far", now.Add(-31 * time.Minute)}, wantPID: -1, wantWarn: "pid 4242 on far"},
+		{name: "unreadable young", garbageAge: 2 * time.Second, wantPID: 0, wantHost: "unknown"},
+		{name: "unreadable old", garbageAge: time.Minute, wantPID: -1, wantWarn: "unreadable lease"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := LockPath(dir, lockID)
+			if tc.lease != nil {
+				writeRawLease(t, dir, *tc.lease)
+			} else {
+				os.WriteFile(path, []byte(`{"pid":12`), 0o600)
+				mt := now.Add(-tc.garbageAge)
+				os.Chtimes(path, mt, mt)
+			}
+			var warns []string
+			l := &Locker{Dir: dir, Host: host, Now: func() time.Time { return now }, Warn: func(s string) { warns = append(warns, s) }}
+			release, err := l.Acquire(lockID)
+			if tc.wantPID >= 0 {
+				var locked *LockedError
+				if !errors.As(err, &locked) || locked.PID != tc.wantPID || locked.Host != tc.wantHost {
+					t.Fatalf("want locked by %d@%s, got %v", tc.wantPID, tc.wantHost, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			if len(warns) != 1 || !strings.Contains(warns[0], tc.wantWarn) {
+				t.Errorf("warnings %q, want %q", warns, tc.wantWarn)
+			}
+			cur, _, err := readLease(path)
+			if err != nil || cur.PID != os.Getpid() || cur.Host != host {
+				t.Errorf("lease after takeover: %+v %v", cur, err)
+			}
+		})
+	}
+}
+
+func TestLockerReleaseKeepsTakenOverLease(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a := &Locker{Dir: dir, Host: "a", Now: func() time.Time { return t0 }}
+	b := &Locker{Dir: dir, Host: "b", Now: func() time.Time { return t0.Add(time.Hour) }, Warn: func(string) {}}
+	relA, err := a.Acquire(lockID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relB, err := b.Acquire(lockID)
+	if err != nil {
+		t.Fatalf("stale takeover: %v", err)
+	}
+	relA()
+	if cur, _, err := readLease(LockPath(dir, lockID)); err != nil || cur.Host != "b" {
+		t.Fatalf("a's release touched b's lease: %+v %v", cur, err)
+	}
+	relB()
+	if _, err := os.Stat(LockPath(dir, lockID)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("b's release: %v", err)
+	}
+}
+
+// TestLockerTwoProcesses runs a real second process holding the lease, then
+// kills it without a chance to clean up, as a crash would.
+func TestLockerTwoProcesses(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
+		t.Skip("needs unix processes")
+	}
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(exe)
+	child.Env = append(os.Environ(), lockHelperEnv+"="+dir+"|"+lockID)
+	stdin, _ := child.StdinPipe()
+	defer stdin.Close()
+	out, _ := child.StdoutPipe()
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		child.Process.Kill()
+		child.Wait()
+		t.Fatalf("child said %q", line)
+	}
+
+	var warns []string
+	l := &Locker{Dir: dir, Warn: func(s string) { warns = append(warns, s) }}
+	var locked *LockedError
+	if _, err := l.Acquire(lockID); !errors.As(err, &locked) || locked.PID != child.Process.Pid {
+		child.Process.Kill()
+		child.Wait()
+		t.Fatalf("want locked by child %d, got %v", child.Process.Pid, err)
+	}
+
+	if err := child.Process.Kill(); err != nil { // SIGKILL: no cleanup runs
+		t.Fatal(err)
+	}
+	child.Wait() // reaped, so kill(pid, 0) now reports ESRCH
+	release, err := l.Acquire(lockID)
+	if err != nil {
+		t.Fatalf("after kill -9: %v", err)
+	}
+	defer release()
+	if len(warns) != 1 || !strings.Contains(warns[0], "pid "+strconv.Itoa(child.Process.Pid)) {
+		t.Errorf("warnings: %q", warns)
+	}
+	if _, err := os.Stat(filepath.Join(dir, guardName)); err != nil {
+		t.Errorf("guard file: %v", err)
+	}
+}
+
+// TestLockerRace has many "processes" (distinct hosts, so none is stale)
+// race for one session: the guard must let exactly one of them in.
+func TestLockerRace(t *testing.T) {
+	dir := t.TempDir()
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = (&Locker{Dir: dir, Host: fmt.Sprint("h", i)}).Acquire(lockID)
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		var locked *LockedError
+		switch {
+		case err == nil:
+			won++
+		case !errors.As(err, &locked):
+			t.Errorf("unexpected: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d winners", won)
+	}
+}
