@@ -14,8 +14,10 @@ test: lint
 	$(GO) test -race -count=1 ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./runtime/agent/ ./runtime/llm/
+	$(GO) test -run '^$$' -bench . -benchmem ./runtime/agent/ ./runtime/llm/ ./runtime/session/
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./index/sessions/
 	scripts/bench/prompt.sh
+	scripts/bench/sessions.sh
 
 install:
 	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/openheim
