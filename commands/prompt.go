@@ -18,6 +18,7 @@ import (
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/urfave/cli/v3"
 )
@@ -43,6 +44,7 @@ type PromptOptions struct {
 	JSON          bool
 	Record        string
 	Fork          bool
+	DenyAsk       bool
 }
 
 func newCmdPrompt(ios *IOStreams) *cli.Command {
@@ -54,6 +56,10 @@ func newCmdPrompt(ios *IOStreams) *cli.Command {
 work directory, until it answers. The prompt comes from the arguments, or from
 stdin when there is no argument or it is "-". Each run creates a session, or
 continues one with --session or --continue.
+
+Tool calls pass the [permissions] rules of the config: denied calls fail, and
+calls the rules say to ask about run (there is no one to ask) unless
+--deny-ask refuses them.
 
 Plain output streams the answer to stdout (tool activity goes to stderr on a
 terminal). --json prints NDJSON: a session_info_update line, every ACP
@@ -84,6 +90,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "file", Aliases: []string{"f"}, Usage: "attach the file at `PATH` as a text block (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print NDJSON events instead of plain text"},
 			&cli.StringFlag{Name: "record", Usage: "write the model replies of this run into a replay cassette at `FILE`"},
+			&cli.BoolFlag{Name: "deny-ask", Usage: "deny tool calls that the permission rules say to ask about; by default prompt allows them, as there is no one to ask"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
@@ -107,7 +114,7 @@ Examples:
 				SessionID: cmd.String("session"), Continue: cmd.Bool("continue"),
 				MaxIterations: cmd.Int("max-iterations"), AllowShell: cmd.Bool("allow-shell"),
 				WorkDir: cmd.String("work-dir"), Timeout: cmd.Duration("timeout"), JSON: cmd.Bool("json"),
-				Record: cmd.String("record"), Fork: cmd.Bool("fork"),
+				Record: cmd.String("record"), Fork: cmd.Bool("fork"), DenyAsk: cmd.Bool("deny-ask"),
 			})
 		},
 	}
@@ -163,9 +170,13 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		text = newTextRenderer(ios)
 		queue = event.NewQueue(text, 4096)
 	}
+	var asker permission.Asker
+	if opts.DenyAsk {
+		asker = permission.DenyAsker
+	}
 	meta, end, err := eng.Prompt(ctx, engine.Request{
 		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
-		Input: input, Sink: queue, Record: opts.Record,
+		Input: input, Sink: queue, Record: opts.Record, Asker: asker,
 		Started: func(m session.Meta) {
 			if enc != nil {
 				enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),

@@ -43,6 +43,11 @@ type Agent struct {
 	MaxTokens      int   // per call; 0 leaves it to the provider
 	ContextWindow  int64 // for usage_update; 0 if unknown
 	MaxResultBytes int   // default DefaultMaxResultBytes
+	// Permit decides whether a call may run, given its tool's kind; it is
+	// asked after the tool is found and its arguments parse, and before it
+	// runs. A refused call fails with permission.DeniedResult. It may block
+	// (asking someone) and is called concurrently. nil allows every call.
+	Permit func(ctx context.Context, call message.Block, kind string) bool
 }
 
 // Turn is one user prompt on a session.

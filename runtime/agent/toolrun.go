@@ -11,6 +11,7 @@ import (
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -70,6 +71,12 @@ func (r *run) execute(ctx context.Context, c message.Block) (res tools.Result) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
 		return tools.Errorf("Invalid arguments for %s: expected a JSON object, got %s", c.Name, excerpt(args, 200))
+	}
+	if r.Permit != nil {
+		c.Arguments = args
+		if !r.Permit(ctx, c, t.Kind()) {
+			return tools.Result{Content: permission.DeniedResult, IsError: true}
+		}
 	}
 	if ctx.Err() != nil {
 		return tools.Result{Content: CancelledResult, IsError: true}

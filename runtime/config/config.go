@@ -48,6 +48,7 @@ type Config struct {
 	MCPServers      map[string]*MCPServer `toml:"mcp_servers"`
 	Memory          Memory                `toml:"memory"`
 	Serve           Serve                 `toml:"serve"`
+	Permissions     Permissions           `toml:"permissions"`
 	// RecordDir, when set, makes every `openheim prompt` record its model
 	// replies into a replay cassette there (like --record FILE).
 	RecordDir string `toml:"record_dir"`

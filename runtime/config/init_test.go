@@ -110,6 +110,7 @@ func TestTemplateDocumentsEveryKey(t *testing.T) {
 		"command", "args", "env", "cwd", "url", "headers", "tool_timeout_secs",
 		"startup_timeout_secs", "enabled_tools", "disabled_tools",
 		"embedding_provider", "embedding_model", "top_k", "allowed_origins", "record_dir",
+		"allow", "deny", "ask",
 	}
 	for _, k := range keys {
 		if !regexp.MustCompile(`(?m)^#?\s*` + k + `\s`).MatchString(configTemplate) {

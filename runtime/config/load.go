@@ -172,7 +172,10 @@ func (c *Config) validate(md *toml.MetaData) error {
 	if err := c.validateMemory(); err != nil {
 		return err
 	}
-	return c.validateServe()
+	if err := c.validateServe(); err != nil {
+		return err
+	}
+	return c.validatePermissions()
 }
 
 // pickDefaultProvider chooses a provider only when the choice is obvious;

@@ -5,9 +5,12 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/openheim/openheim/runtime/agent"
@@ -15,6 +18,7 @@ import (
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/openheim/openheim/runtime/tools"
 )
@@ -27,6 +31,11 @@ type Engine struct {
 	// across processes; nil runs unlocked (tests).
 	Locker *session.Locker
 	Now    func() time.Time
+
+	// gates keep each session's "always" permission answers for as long as
+	// this process runs.
+	gatesMu sync.Mutex
+	gates   map[string]*permission.Gate
 }
 
 // UsageError is a mistake in what the caller asked for (unknown session,
@@ -49,6 +58,9 @@ type Request struct {
 	// Started is called once the session is known and before the model is
 	// called, with the session's meta as the turn will record it.
 	Started func(session.Meta)
+	// Asker answers tool calls the config's permission rules say to ask
+	// about; nil allows them.
+	Asker permission.Asker
 }
 
 // Prompt runs one turn and returns the session's meta after it. An error is
@@ -136,6 +148,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		MaxIterations: e.Config.MaxIterations,
 		MaxTokens:     resolved.Provider.MaxTokens,
 		ContextWindow: int64(resolved.Provider.ContextWindow),
+		Permit:        e.permit(meta.ID, req.Asker),
 	}
 	sink := req.Sink
 	if sink == nil {
@@ -158,6 +171,32 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		end.Err = fmt.Errorf("saving session meta: %w", err)
 	}
 	return meta, end, nil
+}
+
+// permit checks the turn's tool calls against the config's permission rules,
+// asking asker; "always" answers are kept per session across turns.
+func (e *Engine) permit(sessionID string, asker permission.Asker) func(context.Context, message.Block, string) bool {
+	e.gatesMu.Lock()
+	g := e.gates[sessionID]
+	if g == nil {
+		if e.gates == nil {
+			e.gates = map[string]*permission.Gate{}
+		}
+		g = permission.NewGate(permission.Rules(e.Config.Permissions), nil)
+		e.gates[sessionID] = g
+	}
+	e.gatesMu.Unlock()
+	g = g.WithAsker(asker)
+	return func(ctx context.Context, call message.Block, kind string) bool {
+		ok, err := g.Check(ctx, permission.Request{
+			SessionID: sessionID, ToolCallID: call.ID, Tool: call.Name, Kind: kind,
+			Title: call.Name, Args: json.RawMessage(call.Arguments),
+		})
+		if err != nil && ctx.Err() == nil {
+			slog.Warn("permission request failed; the tool call is refused", "tool", call.Name, "err", err)
+		}
+		return ok
+	}
 }
 
 // reload reads a session again after taking its lock.

@@ -8,6 +8,11 @@ type Options struct {
 	// AllowShell offers execute_command. It is off by default because a
 	// shell escapes the file sandbox entirely.
 	AllowShell bool
+	// FS serves file contents to read_file, write_file and edit_file, for
+	// instance an ACP editor's fs/read_text_file and fs/write_text_file.
+	// Nil means the local disk (DiskFS). Paths are checked by the sandbox
+	// on the local disk first; list_dir and search always read the disk.
+	FS FS
 }
 
 // Builtins returns a registry with the built-in tools for opts.
@@ -17,9 +22,9 @@ func Builtins(opts Options) (*Registry, error) {
 		return nil, err
 	}
 	r := NewRegistry(
-		&ReadFile{Sandbox: sb},
-		&WriteFile{Sandbox: sb},
-		&EditFile{Sandbox: sb},
+		&ReadFile{Sandbox: sb, FS: opts.FS},
+		&WriteFile{Sandbox: sb, FS: opts.FS},
+		&EditFile{Sandbox: sb, FS: opts.FS},
 		&ListDir{Sandbox: sb},
 		&Search{Sandbox: sb},
 		&WebFetch{},

@@ -19,6 +19,8 @@ const maxReadBytes = 102400
 // ReadFile returns a window of whole lines of a text file.
 type ReadFile struct {
 	Sandbox *Sandbox
+	// FS serves the content; nil means the local disk.
+	FS FS
 }
 
 func (*ReadFile) Spec() llm.ToolSpec {
@@ -42,7 +44,10 @@ func (t *ReadFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	f, err := openRegular(abs, p)
+	if err := checkRegular(abs, p); err != nil {
+		return Errorf("%v", err)
+	}
+	f, err := openContent(ctx, orDisk(t.FS), abs, p)
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -54,23 +59,25 @@ func (t *ReadFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	return w.result(p)
 }
 
-// openRegular opens a file for reading and explains, in terms the model can
-// act on, why a path is not a readable file.
-func openRegular(abs, p string) (*os.File, error) {
+// checkRegular explains, in terms the model can act on, why a path is not
+// a readable file. It looks at the local disk whatever FS serves the
+// content: the work directory is shared with the editor, and a FIFO or
+// device must never be handed to anyone to read.
+func checkRegular(abs, p string) error {
 	fi, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errors.New("file not found: " + p)
+		return errors.New("file not found: " + p)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if fi.IsDir() {
-		return nil, errors.New("'" + p + "' is a directory, not a file; use list_dir to see its contents")
+		return errors.New("'" + p + "' is a directory, not a file; use list_dir to see its contents")
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errors.New("'" + p + "' is not a regular file")
+		return errors.New("'" + p + "' is not a regular file")
 	}
-	return os.Open(abs)
+	return nil
 }
 
 var errBinary = errors.New("it appears to be a binary file (it contains NUL bytes)")

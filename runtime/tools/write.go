@@ -16,6 +16,8 @@ import (
 // WriteFile creates or replaces a file.
 type WriteFile struct {
 	Sandbox *Sandbox
+	// FS receives the content; nil means the local disk.
+	FS FS
 }
 
 func (*WriteFile) Spec() llm.ToolSpec {
@@ -41,11 +43,8 @@ func (t *WriteFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 		return Errorf("'%s' is a directory, not a file", p)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return Errorf("cannot create parent directories of %s: %v", p, err)
-	}
-	if err := atomicWrite(abs, []byte(content)); err != nil {
-		return Errorf("cannot write %s: %v", p, err)
+	if r := writeContent(ctx, orDisk(t.FS), abs, p, content); r != nil {
+		return *r
 	}
 	return Result{Content: sprintf("Wrote %s to %s", plural(len(content), "byte", "bytes"), t.Sandbox.Rel(abs))}
 }
@@ -82,6 +81,8 @@ func atomicWrite(path string, data []byte) error {
 // EditFile replaces exact text in an existing file.
 type EditFile struct {
 	Sandbox *Sandbox
+	// FS serves and receives the content; nil means the local disk.
+	FS FS
 }
 
 func (*EditFile) Spec() llm.ToolSpec {
@@ -109,7 +110,11 @@ func (t *EditFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	f, err := openRegular(abs, p)
+	if err := checkRegular(abs, p); err != nil {
+		return Errorf("%v", err)
+	}
+	fsys := orDisk(t.FS)
+	f, err := openContent(ctx, fsys, abs, p)
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -135,8 +140,8 @@ func (t *EditFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	} else {
 		text = strings.Replace(text, oldS, newS, 1)
 	}
-	if err := atomicWrite(abs, []byte(text)); err != nil {
-		return Errorf("cannot write %s: %v", p, err)
+	if r := writeContent(ctx, fsys, abs, p, text); r != nil {
+		return *r
 	}
 	return Result{Content: sprintf("Replaced %s in %s", plural(n, "occurrence", "occurrences"), rel)}
 }
