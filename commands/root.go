@@ -42,6 +42,7 @@ Examples:
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
 		Commands: []*cli.Command{
 			newCmdPrompt(ios),
+			newCmdACP(ios, version),
 			newCmdSessions(ios),
 			newCmdTools(ios),
 			newCmdInit(ios),

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/tools"
 	"github.com/urfave/cli/v3"
 )
@@ -54,23 +55,10 @@ Examples:
 	}
 }
 
-// ToolJSON is seed 000's Tool object.
-type ToolJSON struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-}
-
 func printToolsJSON(ios *IOStreams, reg *tools.Registry) error {
 	enc := json.NewEncoder(ios.Out)
 	enc.SetEscapeHTML(false)
-	for _, s := range reg.Specs() {
-		var t ToolJSON
-		t.Type = "function"
-		t.Function.Name, t.Function.Description, t.Function.Parameters = s.Name, s.Description, s.Parameters
+	for _, t := range acp.ToolObjects(reg.Specs()) {
 		if err := enc.Encode(t); err != nil {
 			return failure(err)
 		}

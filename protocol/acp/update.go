@@ -43,6 +43,7 @@ type SessionUpdate struct {
 	Used          *int64          `json:"used,omitempty"`
 	Size          *int64          `json:"size,omitempty"`
 	UpdatedAt     *string         `json:"updatedAt,omitempty"`
+	CurrentModeID string          `json:"currentModeId,omitempty"`
 	Meta          map[string]any  `json:"_meta,omitempty"`
 }
 

@@ -37,9 +37,13 @@ func (r *run) runTools(ctx context.Context, calls []message.Block) []message.Blo
 }
 
 func (r *run) runTool(ctx context.Context, c message.Block) message.Block {
-	r.emit(event.Event{Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{ID: c.ID, Status: event.StatusInProgress}})
 	start := time.Now()
-	res := r.execute(ctx, c)
+	res := r.execute(ctx, c, func() {
+		// Only now is it running: while a permission question is open the
+		// call stays pending, as ACP clients expect.
+		r.emit(event.Event{Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{ID: c.ID, Status: event.StatusInProgress}})
+		start = time.Now()
+	})
 	if ctx.Err() != nil {
 		res = tools.Result{Content: CancelledResult, IsError: true}
 	}
@@ -55,7 +59,9 @@ func (r *run) runTool(ctx context.Context, c message.Block) message.Block {
 	return message.ToolResult(c.ID, c.Name, res.Content, res.IsError)
 }
 
-func (r *run) execute(ctx context.Context, c message.Block) (res tools.Result) {
+// execute checks and runs one call; started is called just before the tool
+// runs, after the arguments and the permission check passed.
+func (r *run) execute(ctx context.Context, c message.Block, started func()) (res tools.Result) {
 	var t tools.Tool
 	ok := false
 	if r.Tools != nil {
@@ -87,6 +93,7 @@ func (r *run) execute(ctx context.Context, c message.Block) (res tools.Result) {
 			res = tools.Errorf("Tool %s crashed: %v", c.Name, p)
 		}
 	}()
+	started()
 	return t.Run(ctx, json.RawMessage(args))
 }
 

@@ -61,6 +61,13 @@ type Request struct {
 	// Asker answers tool calls the config's permission rules say to ask
 	// about; nil allows them.
 	Asker permission.Asker
+	// WorkDir confines the tools; "" means the config's work_dir.
+	WorkDir string
+	// FS serves the file tools' reads and writes (an editor's buffers over
+	// ACP); nil is the local disk.
+	FS tools.FS
+	// ReadOnly offers only the tools that change nothing (architect mode).
+	ReadOnly bool
 }
 
 // Prompt runs one turn and returns the session's meta after it. An error is
@@ -87,7 +94,11 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		return session.Meta{}, event.End{}, &UsageError{err}
 	}
 	record := req.Record
-	registry, err := tools.Builtins(tools.Options{WorkDir: e.Config.WorkDir, AllowShell: e.Config.AllowShell})
+	workDir := req.WorkDir
+	if workDir == "" {
+		workDir = e.Config.WorkDir
+	}
+	registry, err := e.Tools(workDir, req.FS, req.ReadOnly)
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
@@ -118,7 +129,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		meta.Title = session.Str(session.Title(textOf(req.Input)))
 	}
 	meta.Model, meta.Provider = session.Str(resolved.Model), session.Str(resolved.ProviderName)
-	meta.Cwd = session.Str(e.Config.WorkDir)
+	meta.Cwd = session.Str(workDir)
 	meta.UpdatedAt = now.UTC()
 	if isNew {
 		err = e.Store.Create(meta)

@@ -12,8 +12,9 @@ import * as acp from "@agentclientprotocol/sdk";
 
 const [bin, config, work] = process.argv.slice(2);
 const report = { checks: [], updates: {}, permissions: [], fsReads: [], fsWrites: [] };
+const started = performance.now();
 function check(name, ok, detail) {
-  report.checks.push({ name, ok: !!ok, detail });
+  report.checks.push({ name, ok: !!ok, detail, atMs: Math.round(performance.now() - started) });
   if (!ok) {
     console.log(JSON.stringify(report));
     console.error(`check failed: ${name}: ${JSON.stringify(detail)}`);
@@ -50,8 +51,9 @@ const app = acp
     return {};
   });
 
+// The timers are unref'd: a pending one must not keep node alive after the run.
 const timed = (ms, p, what) =>
-  Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`timeout: ${what}`)), ms))]);
+  Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`timeout: ${what}`)), ms).unref())]);
 
 await app.connectWith(stream, async (ctx) => {
   const init = await ctx.request(acp.methods.agent.initialize, {

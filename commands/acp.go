@@ -1,0 +1,58 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/session"
+	"github.com/urfave/cli/v3"
+)
+
+func newCmdACP(ios *IOStreams, version string) *cli.Command {
+	return &cli.Command{
+		Name:  "acp",
+		Usage: "run as an Agent Client Protocol agent over stdio (for editors)",
+		Description: `Speaks ACP v1 (JSON-RPC 2.0, one message per line) on stdin and stdout, so
+editors such as Zed run openheim as their agent. Nothing but protocol goes to
+stdout; logs go to stderr. It exits when stdin closes, after cancelling
+running turns (their sessions keep what was done). See docs/acp.md.
+
+Examples:
+  openheim acp
+  # Zed settings.json:
+  #   "agent_servers": { "openheim": { "command": "openheim", "args": ["acp"] } }`,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := noArgs(cmd); err != nil {
+				return err
+			}
+			cfg, err := loadConfig(cmd.Root().String("config"), ios)
+			if err != nil {
+				return err
+			}
+			env, err := openSessions(ios)
+			if err != nil {
+				return err
+			}
+			env.catalog.Progress = nil // stderr is the editor's log, not a terminal
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			agent := &acp.Agent{
+				Engine:  &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}},
+				Catalog: env.catalog,
+				Version: version,
+			}
+			err = agent.Serve(ctx, jsonrpc.NewLineStream(ios.In, ios.Out, nil))
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return failure(fmt.Errorf("acp: %w", err))
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,254 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"sync"
+
+	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// Agent is openheim's ACP agent for one connection. It is independent of
+// the transport: stdio, a /ws envelope or a bare WebSocket hand it a
+// jsonrpc.Stream, and every connection shares the one Engine.
+type Agent struct {
+	Engine  *engine.Engine
+	Catalog *history.Catalog // session/list through the index; nil reads the store
+	Version string
+
+	peer *jsonrpc.Peer
+
+	mu          sync.Mutex
+	initialized bool
+	inline      bool // seed-000 client: string protocolVersion, inline updates
+	fs          FileSystemCapability
+	sessions    map[string]*liveSession
+}
+
+// liveSession is a session this connection created, loaded or resumed.
+type liveSession struct {
+	id, cwd         string
+	provider, model string
+	mode            string
+	titled          bool // the title was announced (or existed before)
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the running prompt, if any
+	turns  sync.WaitGroup
+}
+
+// Serve runs the protocol on s until the client goes away or ctx ends; on
+// return every running turn has been cancelled and has finished, so its
+// session is saved and its tool processes are gone.
+func (a *Agent) Serve(ctx context.Context, s jsonrpc.Stream) error {
+	a.sessions = map[string]*liveSession{}
+	a.peer = jsonrpc.NewPeer(s, a)
+	err := a.peer.Run(ctx)
+	a.mu.Lock()
+	live := make([]*liveSession, 0, len(a.sessions))
+	for _, ls := range a.sessions {
+		live = append(live, ls)
+	}
+	a.mu.Unlock()
+	for _, ls := range live {
+		ls.stop()
+		ls.turns.Wait()
+	}
+	return err
+}
+
+// Request implements jsonrpc.Handler.
+func (a *Agent) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	if method == MethodInitialize {
+		return a.initialize(params)
+	}
+	a.mu.Lock()
+	ok := a.initialized
+	a.mu.Unlock()
+	if !ok {
+		return nil, jsonrpc.NewError(jsonrpc.InvalidRequest, "initialize first")
+	}
+	switch method {
+	case MethodSessionNew:
+		return handle(params, a.newSession)
+	case MethodSessionLoad:
+		return handle(params, a.load)
+	case MethodSessionResume:
+		return handle(params, a.resume)
+	case MethodSessionList:
+		return handle(params, a.list)
+	case MethodSessionClose:
+		return handle(params, a.closeSession)
+	case MethodSessionDelete:
+		return handle(params, a.deleteSession)
+	case MethodSessionPrompt:
+		return handle(params, func(r PromptRequest) (any, error) { return a.prompt(ctx, r) })
+	case MethodSessionSetMode:
+		return handle(params, a.setMode)
+	case MethodSessionSetConfigOption:
+		return handle(params, a.setConfigOption)
+	}
+	return nil, jsonrpc.NewError(jsonrpc.MethodNotFound, method)
+}
+
+// Notification implements jsonrpc.Handler; unknown notifications are
+// ignored, as JSON-RPC asks.
+func (a *Agent) Notification(_ context.Context, method string, params json.RawMessage) {
+	if method != MethodSessionCancel {
+		return
+	}
+	var n CancelNotification
+	if json.Unmarshal(params, &n) != nil {
+		return
+	}
+	a.mu.Lock()
+	ls := a.sessions[n.SessionID]
+	a.mu.Unlock()
+	if ls != nil {
+		ls.stop()
+	}
+}
+
+// handle decodes params into T (-32602 when they do not fit) and calls f.
+func handle[T any](params json.RawMessage, f func(T) (any, error)) (any, error) {
+	var req T
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &req); err != nil {
+			return nil, invalidParams(err.Error())
+		}
+	}
+	return f(req)
+}
+
+func invalidParams(why string) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.InvalidParams, "Invalid argument: "+why)
+}
+
+func notFound(id string) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.ResourceNotFound, "session not found: "+id)
+}
+
+// rpcError maps runtime errors to the codes of DESIGN.md §3.
+func rpcError(id string, err error) error {
+	var busy *session.BusyError
+	var locked *session.LockedError
+	var usage *engine.UsageError
+	switch {
+	case errors.As(err, &busy):
+		return &jsonrpc.Error{Code: jsonrpc.Internal, Message: jsonrpc.Message(jsonrpc.Internal),
+			Data: map[string]any{"kind": "session_busy", "session_id": id}}
+	case errors.As(err, &locked):
+		return &jsonrpc.Error{Code: jsonrpc.Internal, Message: jsonrpc.Message(jsonrpc.Internal),
+			Data: map[string]any{"kind": "session_locked", "session_id": id, "pid": locked.PID, "host": locked.Host}}
+	case errors.Is(err, session.ErrInvalidID):
+		return invalidParams("invalid session id format")
+	case errors.Is(err, session.ErrNotFound):
+		return notFound(id)
+	case errors.As(err, &usage):
+		return invalidParams(usage.Error())
+	}
+	return jsonrpc.NewError(jsonrpc.Internal, err.Error())
+}
+
+func (a *Agent) initialize(params json.RawMessage) (any, error) {
+	var req InitializeRequest
+	if err := json.Unmarshal(params, &req); err != nil {
+		return nil, invalidParams(err.Error())
+	}
+	a.mu.Lock()
+	a.initialized = true
+	a.inline = req.StringVersion()
+	a.fs = req.ClientCapabilities.FS
+	a.mu.Unlock()
+	cfg := a.Engine.Config
+	reg, err := a.Engine.Tools(cfg.WorkDir, nil, false)
+	if err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.Internal, err.Error())
+	}
+	on := &Capability{}
+	return InitializeResponse{
+		ProtocolVersion: req.ResponseVersion(),
+		AgentCapabilities: AgentCapabilities{
+			LoadSession:         true,
+			PromptCapabilities:  PromptCapabilities{Image: true, EmbeddedContext: true},
+			SessionCapabilities: SessionCapabilities{List: on, Resume: on, Close: on, Delete: on},
+		},
+		AgentInfo: &Implementation{Name: "openheim", Title: "openheim", Version: a.Version},
+		Meta: map[string]any{
+			"models":      cfg.Models(),
+			"mcp_servers": []any{},
+			"skills":      []string{},
+			"tools":       ToolObjects(reg.Specs()),
+		},
+	}, nil
+}
+
+// ToolObject is seed 000's Tool: {"type":"function","function":{...}}.
+type ToolObject struct {
+	Type     string       `json:"type"`
+	Function llm.ToolSpec `json:"function"`
+}
+
+// ToolObjects wraps tool specs as seed 000 Tool objects.
+func ToolObjects(specs []llm.ToolSpec) []ToolObject {
+	out := make([]ToolObject, len(specs))
+	for i, s := range specs {
+		out[i] = ToolObject{Type: "function", Function: s}
+	}
+	return out
+}
+
+func (ls *liveSession) stop() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.cancel != nil {
+		ls.cancel()
+	}
+}
+
+func (a *Agent) live(id string) (*liveSession, error) {
+	if err := session.ValidateID(id); err != nil {
+		return nil, invalidParams("invalid session id format")
+	}
+	a.mu.Lock()
+	ls := a.sessions[id]
+	a.mu.Unlock()
+	if ls != nil {
+		return ls, nil
+	}
+	// A client may prompt a session it knows from session/list without
+	// loading it first; attach it without a replay.
+	meta, err := a.Engine.Store.LoadMeta(id)
+	if err != nil {
+		return nil, rpcError(id, err)
+	}
+	return a.attach(*meta), nil
+}
+
+func (a *Agent) attach(m session.Meta) *liveSession {
+	ls := &liveSession{id: m.ID, cwd: deref(m.Cwd), provider: deref(m.Provider), model: deref(m.Model),
+		mode: ModeCode, titled: m.Title != nil}
+	if ls.cwd == "" {
+		ls.cwd = a.Engine.Config.WorkDir
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old := a.sessions[m.ID]; old != nil {
+		return old
+	}
+	a.sessions[m.ID] = ls
+	return ls
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

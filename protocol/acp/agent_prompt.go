@@ -1,0 +1,190 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/permission"
+	"github.com/openheim/openheim/runtime/session"
+	"github.com/openheim/openheim/runtime/tools"
+)
+
+// eventBuffer bounds the updates waiting for a slow client, so the turn
+// never waits on the connection (text chunks merge when it is full).
+const eventBuffer = 4096
+
+func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
+	ls, err := a.live(r.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	input, err := promptInput(r.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ls.mu.Lock()
+	if ls.cancel != nil {
+		ls.mu.Unlock()
+		return nil, rpcError(ls.id, &session.BusyError{SessionID: ls.id})
+	}
+	ls.cancel = cancel
+	ls.turns.Add(1)
+	mode, provider, model := ls.mode, ls.provider, ls.model
+	ls.mu.Unlock()
+	defer func() {
+		ls.mu.Lock()
+		ls.cancel = nil
+		ls.mu.Unlock()
+		ls.turns.Done()
+	}()
+
+	queue := event.NewQueue(event.SinkFunc(a.send), eventBuffer)
+	req := engine.Request{SessionID: ls.id, Provider: provider, Model: model, Input: input, Sink: queue,
+		WorkDir: ls.cwd, ReadOnly: mode == ModeArchitect, Asker: a.asker(ls.id)}
+	a.mu.Lock()
+	if a.fs.ReadTextFile && a.fs.WriteTextFile {
+		req.FS = clientFS{peer: a.peer, sessionID: ls.id}
+	}
+	a.mu.Unlock()
+	meta, end, err := a.Engine.Prompt(ctx, req)
+	queue.Close()
+	if err != nil {
+		return nil, rpcError(ls.id, err)
+	}
+	if end.Err != nil && end.StopReason != StopCancelled {
+		return nil, jsonrpc.NewError(jsonrpc.Internal, end.Err.Error())
+	}
+	if !ls.titled && meta.Title != nil {
+		ls.titled = true
+		a.send(event.Event{SessionID: ls.id, Kind: event.SessionInfoUpdate,
+			Info: &event.SessionInfo{Title: *meta.Title, UpdatedAt: meta.UpdatedAt}})
+	}
+	u := UsageFrom(end.Usage)
+	return PromptResponse{StopReason: end.StopReason, Usage: &u}, nil
+}
+
+// promptInput turns ACP prompt content into the user's message.
+func promptInput(blocks []PromptBlock) ([]message.Block, error) {
+	var out []message.Block
+	for i, b := range blocks {
+		switch b.Type {
+		case "text":
+			out = append(out, message.Text(b.Text))
+		case "image":
+			if b.Data == "" || b.MimeType == "" {
+				return nil, invalidParams(fmt.Sprintf("prompt block %d: an image needs data and mimeType", i))
+			}
+			out = append(out, message.Block{Type: message.TypeImage, Data: b.Data, MimeType: b.MimeType})
+		case "resource_link":
+			name := b.Name
+			if name == "" {
+				name = b.URI
+			}
+			out = append(out, message.Text(fmt.Sprintf("[Referenced resource: %s <%s>]", name, b.URI)))
+		case "resource":
+			res, err := b.DecodeResource()
+			if err != nil || res.Text == nil {
+				return nil, invalidParams(fmt.Sprintf("prompt block %d: only text resources are supported", i))
+			}
+			out = append(out, message.Text(fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", res.URI, *res.Text)))
+		default:
+			return nil, invalidParams(fmt.Sprintf("prompt block %d: unsupported content type %q", i, b.Type))
+		}
+	}
+	if len(out) == 0 {
+		return nil, invalidParams("the prompt is empty")
+	}
+	return out, nil
+}
+
+// send writes one event as a session/update notification in the form this
+// connection speaks.
+func (a *Agent) send(ev event.Event) {
+	if ev.Kind == event.UsageUpdate && (ev.Usage == nil || ev.Usage.Size == 0) {
+		return // ACP's usage_update needs the window size
+	}
+	u, ok := UpdateFromEvent(ev)
+	if !ok {
+		return
+	}
+	a.notify(ev.SessionID, u)
+}
+
+func (a *Agent) notify(sessionID string, u SessionUpdate) {
+	var params any = SessionNotification{SessionID: sessionID, Update: u}
+	if a.isInline() {
+		params = inlineUpdate(sessionID, u)
+	}
+	if err := a.peer.Notify(MethodSessionUpdate, params); err != nil {
+		slog.Debug("acp: dropping an update for a closed connection", "err", err)
+	}
+}
+
+// inlineUpdate is seed 000's form: the variant's fields beside sessionId,
+// and thinking as a message chunk marked _meta.kind = "thinking".
+func inlineUpdate(sessionID string, u SessionUpdate) map[string]any {
+	if u.SessionUpdate == string(event.AgentThoughtChunk) && u.Content != nil {
+		c := *u.Content
+		c.Meta = map[string]any{"kind": "thinking"}
+		u.SessionUpdate, u.Content = string(event.AgentMessageChunk), &c
+	}
+	b, _ := json.Marshal(u)
+	m := map[string]any{}
+	json.Unmarshal(b, &m)
+	m["sessionId"] = sessionID
+	return m
+}
+
+// asker asks the client about tool calls the permission rules want
+// confirmed, with ACP's four options.
+func (a *Agent) asker(sessionID string) permission.Asker {
+	return permission.AskerFunc(func(ctx context.Context, r permission.Request) (permission.Outcome, error) {
+		req := RequestPermissionRequest{SessionID: sessionID,
+			ToolCall: PermissionToolCall{ToolCallID: r.ToolCallID, Title: r.Title, Kind: r.Kind, Status: "pending", RawInput: r.Args},
+			Options: []PermissionOption{
+				{OptionID: PermissionAllowOnce, Name: "Allow once", Kind: PermissionAllowOnce},
+				{OptionID: PermissionAllowAlways, Name: "Always allow", Kind: PermissionAllowAlways},
+				{OptionID: PermissionRejectOnce, Name: "Reject", Kind: PermissionRejectOnce},
+				{OptionID: PermissionRejectAlways, Name: "Always reject", Kind: PermissionRejectAlways},
+			}}
+		var resp RequestPermissionResponse
+		if err := a.peer.Call(ctx, MethodRequestPermission, req, &resp); err != nil {
+			return permission.RejectOnce, err
+		}
+		id, ok := resp.Selected()
+		if !ok {
+			return permission.RejectOnce, nil // cancelled
+		}
+		switch id {
+		case PermissionAllowOnce, PermissionAllowAlways, PermissionRejectAlways:
+			return permission.Outcome(id), nil
+		}
+		return permission.RejectOnce, nil
+	})
+}
+
+// clientFS reads and writes files through the editor.
+type clientFS struct {
+	peer      *jsonrpc.Peer
+	sessionID string
+}
+
+var _ tools.FS = clientFS{}
+
+func (f clientFS) ReadTextFile(ctx context.Context, path string) (string, error) {
+	var resp ReadTextFileResponse
+	err := f.peer.Call(ctx, MethodReadTextFile, ReadTextFileRequest{SessionID: f.sessionID, Path: path}, &resp)
+	return resp.Content, err
+}
+
+func (f clientFS) WriteTextFile(ctx context.Context, path, content string) error {
+	return f.peer.Call(ctx, MethodWriteTextFile, WriteTextFileRequest{SessionID: f.sessionID, Path: path, Content: content}, &WriteTextFileResponse{})
+}

@@ -1,0 +1,270 @@
+package acp
+
+import (
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/openheim/openheim/index/sessions"
+	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// Modes: code offers every tool, architect only the read-only ones.
+const (
+	ModeCode      = "code"
+	ModeArchitect = "architect"
+)
+
+// listPage is how many sessions one session/list answer holds.
+const listPage = 50
+
+func modes(current string) *SessionModeState {
+	return &SessionModeState{CurrentModeID: current, AvailableModes: []SessionMode{
+		{ID: ModeCode, Name: "Code", Description: "Reads, edits and runs what the task needs"},
+		{ID: ModeArchitect, Name: "Architect", Description: "Reads and plans; changes nothing"},
+	}}
+}
+
+// configOptions offers the model as provider/model among every configured one.
+func (a *Agent) configOptions(ls *liveSession) []SessionConfigOption {
+	info := a.Engine.Config.Models()
+	names := make([]string, 0, len(info.Providers))
+	for name := range info.Providers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var opts []SessionConfigSelectOption
+	for _, p := range names {
+		pm := info.Providers[p]
+		models := pm.Models
+		if len(models) == 0 {
+			models = []string{pm.DefaultModel}
+		}
+		for _, m := range models {
+			opts = append(opts, SessionConfigSelectOption{Value: p + "/" + m, Name: m, Description: p})
+		}
+	}
+	return []SessionConfigOption{{ID: "model", Name: "Model", Category: "model",
+		CurrentValue: ls.provider + "/" + ls.model, Options: opts}}
+}
+
+// resolveModel reads "provider/model", or a bare model of the default
+// provider (or of the one provider that offers it).
+func resolveModel(cfg *config.Config, ref string) (provider, model string, err error) {
+	if p, m, ok := strings.Cut(ref, "/"); ok {
+		if _, exists := cfg.Providers[p]; exists {
+			r, err := cfg.Resolve(p, m)
+			if err != nil {
+				return "", "", err
+			}
+			return r.ProviderName, r.Model, nil
+		}
+	}
+	r, err := cfg.Resolve("", ref)
+	if err == nil {
+		return r.ProviderName, r.Model, nil
+	}
+	for name, p := range cfg.Providers {
+		for _, m := range p.Models {
+			if m == ref {
+				return name, m, nil
+			}
+		}
+	}
+	return "", "", err
+}
+
+func (a *Agent) newSession(r NewSessionRequest) (any, error) {
+	var provider, model string
+	if ref, _ := r.Meta["model"].(string); ref != "" {
+		var err error
+		if provider, model, err = resolveModel(a.Engine.Config, ref); err != nil {
+			return nil, invalidParams(err.Error())
+		}
+	}
+	if skills, ok := r.Meta["skills"].([]any); ok && len(skills) > 0 {
+		return nil, invalidParams(fmt.Sprintf("unknown skill %v: no skills are configured", skills[0]))
+	}
+	if r.CWD == "" {
+		r.CWD = a.Engine.Config.WorkDir
+	}
+	meta, err := a.Engine.NewSession(r.CWD, provider, model)
+	if err != nil {
+		return nil, rpcError("", err)
+	}
+	ls := a.attach(meta)
+	return NewSessionResponse{SessionID: meta.ID, Modes: modes(ls.mode), ConfigOptions: a.configOptions(ls)}, nil
+}
+
+// open attaches a stored session to this connection, with cwd from the
+// request when given.
+func (a *Agent) open(id, cwd string) (*liveSession, *session.Conversation, error) {
+	if err := session.ValidateID(id); err != nil {
+		return nil, nil, invalidParams("invalid session id format")
+	}
+	conv, err := a.Engine.Store.Load(id)
+	if err != nil {
+		return nil, nil, rpcError(id, err)
+	}
+	ls := a.attach(conv.Meta)
+	if cwd != "" {
+		ls.cwd = cwd
+	}
+	return ls, conv, nil
+}
+
+func (a *Agent) load(r LoadSessionRequest) (any, error) {
+	ls, conv, err := a.open(r.SessionID, r.CWD)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := a.Engine.Tools(ls.cwd, nil, false)
+	if err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.Internal, err.Error())
+	}
+	kindOf := func(name string) string {
+		if t, ok := reg.Get(name); ok {
+			return t.Kind()
+		}
+		return ""
+	}
+	for _, ev := range session.Replay(conv, kindOf) {
+		a.send(ev)
+	}
+	if a.isInline() {
+		return nil, nil // seed 000 documents `result: null`
+	}
+	return LoadSessionResponse{Modes: modes(ls.mode), ConfigOptions: a.configOptions(ls)}, nil
+}
+
+func (a *Agent) resume(r ResumeSessionRequest) (any, error) {
+	ls, _, err := a.open(r.SessionID, r.CWD)
+	if err != nil {
+		return nil, err
+	}
+	return ResumeSessionResponse{Modes: modes(ls.mode), ConfigOptions: a.configOptions(ls)}, nil
+}
+
+func (a *Agent) list(r ListSessionsRequest) (any, error) {
+	offset := 0
+	if r.Cursor != nil {
+		raw, err := base64.RawURLEncoding.DecodeString(*r.Cursor)
+		n, err2 := strconv.Atoi(strings.TrimPrefix(string(raw), "o:"))
+		if err != nil || err2 != nil || n < 0 || !strings.HasPrefix(string(raw), "o:") {
+			return nil, invalidParams("invalid cursor")
+		}
+		offset = n
+	}
+	all, err := a.listAll(r.CWD)
+	if err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.Internal, err.Error())
+	}
+	resp := ListSessionsResponse{Sessions: []SessionInfo{}}
+	for i := offset; i < len(all) && i < offset+listPage; i++ {
+		s := all[i]
+		info := SessionInfo{SessionID: s.ID, CWD: s.Cwd, UpdatedAt: ptr(Timestamp(s.UpdatedAt))}
+		if info.CWD == "" {
+			info.CWD = "/"
+		}
+		if s.Title != "" {
+			info.Title = ptr(s.Title)
+		}
+		resp.Sessions = append(resp.Sessions, info)
+	}
+	if offset+listPage < len(all) {
+		resp.NextCursor = ptr(base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(offset+listPage))))
+	}
+	return resp, nil
+}
+
+func (a *Agent) listAll(cwd string) ([]sessions.Session, error) {
+	if a.Catalog != nil {
+		return a.Catalog.List(sessions.Filter{Cwd: cwd})
+	}
+	metas, err := a.Engine.Store.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []sessions.Session
+	for _, m := range metas {
+		if cwd == "" || deref(m.Cwd) == cwd {
+			out = append(out, sessions.Session{ID: m.ID, Title: deref(m.Title), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt})
+		}
+	}
+	return out, nil
+}
+
+func (a *Agent) closeSession(r CloseSessionRequest) (any, error) {
+	a.mu.Lock()
+	ls := a.sessions[r.SessionID]
+	delete(a.sessions, r.SessionID)
+	a.mu.Unlock()
+	if ls == nil {
+		return nil, notFound(r.SessionID)
+	}
+	ls.stop()
+	ls.turns.Wait()
+	return EmptyResponse{}, nil
+}
+
+func (a *Agent) deleteSession(r DeleteSessionRequest) (any, error) {
+	if err := session.ValidateID(r.SessionID); err != nil {
+		return nil, invalidParams("invalid session id format")
+	}
+	if err := a.Engine.Store.Trash(r.SessionID); err != nil {
+		return nil, rpcError(r.SessionID, err)
+	}
+	a.mu.Lock()
+	delete(a.sessions, r.SessionID)
+	a.mu.Unlock()
+	return EmptyResponse{}, nil
+}
+
+func (a *Agent) setMode(r SetSessionModeRequest) (any, error) {
+	if r.ModeID != ModeCode && r.ModeID != ModeArchitect {
+		return nil, invalidParams(fmt.Sprintf("unknown mode %q (modes: code, architect)", r.ModeID))
+	}
+	ls, err := a.live(r.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	ls.mu.Lock()
+	ls.mode = r.ModeID
+	ls.mu.Unlock()
+	a.notify(ls.id, SessionUpdate{SessionUpdate: "current_mode_update", CurrentModeID: r.ModeID})
+	return EmptyResponse{}, nil
+}
+
+func (a *Agent) setConfigOption(r SetSessionConfigOptionRequest) (any, error) {
+	if r.ConfigID != "model" {
+		return nil, invalidParams(fmt.Sprintf("unknown config option %q (options: model)", r.ConfigID))
+	}
+	ref, ok := r.Value.(string)
+	if !ok {
+		return nil, invalidParams("model must be a string")
+	}
+	ls, err := a.live(r.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	provider, model, err := resolveModel(a.Engine.Config, ref)
+	if err != nil {
+		return nil, invalidParams(err.Error())
+	}
+	ls.mu.Lock()
+	ls.provider, ls.model = provider, model
+	ls.mu.Unlock()
+	return SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(ls)}, nil
+}
+
+func (a *Agent) isInline() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inline
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,29 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// NewSession stores a new, empty session working in cwd with the given
+// provider and model ("" for the defaults), for front ends that create a
+// session before its first prompt (ACP session/new).
+func (e *Engine) NewSession(cwd, provider, model string) (session.Meta, error) {
+	if !filepath.IsAbs(cwd) {
+		return session.Meta{}, &UsageError{fmt.Errorf("cwd %q is not an absolute path", cwd)}
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return session.Meta{}, &UsageError{fmt.Errorf("cwd %q is not a directory", cwd)}
+	}
+	resolved, err := e.Config.Resolve(provider, model)
+	if err != nil {
+		return session.Meta{}, &UsageError{err}
+	}
+	meta := session.NewMeta(e.now())
+	meta.Cwd = session.Str(filepath.Clean(cwd))
+	meta.Model, meta.Provider = session.Str(resolved.Model), session.Str(resolved.ProviderName)
+	return meta, e.Store.Create(meta)
+}
