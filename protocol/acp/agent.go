@@ -48,7 +48,7 @@ type liveSession struct {
 // session is saved and its tool processes are gone.
 func (a *Agent) Serve(ctx context.Context, s jsonrpc.Stream) error {
 	a.sessions = map[string]*liveSession{}
-	a.peer = jsonrpc.NewPeer(s, a)
+	a.peer = jsonrpc.NewPeer(s, a, jsonrpc.WithInOrder(func(m string) bool { return m == MethodInitialize }))
 	err := a.peer.Run(ctx)
 	a.mu.Lock()
 	live := make([]*liveSession, 0, len(a.sessions))

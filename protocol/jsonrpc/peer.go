@@ -49,11 +49,20 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithInOrder makes the read loop handle requests for which inOrder is
+// true itself, before reading the next message: a handshake such as ACP's
+// initialize must be done before requests pipelined behind it are seen.
+// Such handlers must be quick.
+func WithInOrder(inOrder func(method string) bool) Option {
+	return func(p *Peer) { p.inOrder = inOrder }
+}
+
 // Peer is one end of a JSON-RPC connection.
 type Peer struct {
-	s   Stream
-	h   Handler
-	log *slog.Logger
+	s       Stream
+	h       Handler
+	log     *slog.Logger
+	inOrder func(method string) bool
 
 	nextID  atomic.Int64
 	started atomic.Bool
@@ -206,11 +215,16 @@ func (p *Peer) dispatch(ctx context.Context, raw json.RawMessage) bool {
 		p.notify(ctx, method, params)
 		return false
 	}
-	go func() {
+	handle := func() {
 		defer p.wg.Done()
 		res, err := p.request(ctx, method, params)
 		p.respond(id, method, res, err)
-	}()
+	}
+	if p.inOrder != nil && p.inOrder(method) {
+		handle()
+	} else {
+		go handle()
+	}
 	return true
 }
 

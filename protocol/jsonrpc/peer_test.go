@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"sync"
 	"testing"
 	"time"
@@ -702,5 +703,34 @@ func TestError(t *testing.T) {
 	b, _ = json.Marshal(NewError(MethodNotFound, nil))
 	if string(b) != `{"code":-32601,"message":"Method not found"}` {
 		t.Errorf("%s", b)
+	}
+}
+
+// TestInOrderHandshake: a request marked in-order is finished before the
+// requests pipelined behind it are handled.
+func TestInOrderHandshake(t *testing.T) {
+	var ready atomic.Bool
+	h := funcHandler{req: func(ctx context.Context, method string, _ json.RawMessage) (any, error) {
+		if method == "init" {
+			time.Sleep(50 * time.Millisecond)
+			ready.Store(true)
+			return "ok", nil
+		}
+		return ready.Load(), nil
+	}}
+	pr, rw := io.Pipe()
+	rr, pw := io.Pipe()
+	p := NewPeer(NewLineStream(pr, pw, closers{pr, pw}), h, WithLogger(quiet), WithInOrder(func(m string) bool { return m == "init" }))
+	runPeer(t, context.Background(), p)
+	t.Cleanup(func() { rw.Close(); rr.Close() })
+	go io.WriteString(rw, `{"jsonrpc":"2.0","id":1,"method":"init"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"after"}`+"\n")
+	sc := bufio.NewScanner(rr)
+	for range 2 {
+		if !sc.Scan() {
+			t.Fatal("no reply")
+		}
+		if strings.Contains(sc.Text(), `"id":2`) && !strings.Contains(sc.Text(), `"result":true`) {
+			t.Fatalf("request after the handshake ran before it finished: %s", sc.Text())
+		}
 	}
 }
