@@ -10,8 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
