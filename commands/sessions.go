@@ -212,11 +212,7 @@ func loadRef(ios *IOStreams, cmd *cli.Command) (*sessionsEnv, *session.Conversat
 	if cmd.Args().Len() != 1 {
 		return nil, nil, usageErr(fmt.Errorf("sessions %s: give one session id, prefix or title", cmd.Name), "see 'openheim sessions ls'")
 	}
-	env, err := openSessions(ios)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := env.find("sessions "+cmd.Name, cmd.Args().First())
+	env, m, err := findArg(ios, cmd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -225,6 +221,16 @@ func loadRef(ios *IOStreams, cmd *cli.Command) (*sessionsEnv, *session.Conversat
 		return nil, nil, failure(err)
 	}
 	return env, conv, nil
+}
+
+// findArg opens the sessions and resolves the command's first argument.
+func findArg(ios *IOStreams, cmd *cli.Command) (*sessionsEnv, *session.Meta, error) {
+	env, err := openSessions(ios)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := env.find("sessions "+cmd.Name, cmd.Args().First())
+	return env, m, err
 }
 
 // parseSince accepts an age (Go durations plus d and w units) or a date.

@@ -91,11 +91,7 @@ func newCmdSessionsRename(ios *IOStreams) *cli.Command {
 			if cmd.Args().Len() != 2 || cmd.Args().Get(1) == "" {
 				return usageErr(fmt.Errorf("sessions rename: give a session and a new title"), `openheim sessions rename 5d0c "new title"`)
 			}
-			env, err := openSessions(ios)
-			if err != nil {
-				return err
-			}
-			m, err := env.find("sessions "+cmd.Name, cmd.Args().First())
+			env, m, err := findArg(ios, cmd)
 			if err != nil {
 				return err
 			}
@@ -128,11 +124,7 @@ Examples:
 			if cmd.Args().Len() != 1 {
 				return usageErr(fmt.Errorf("sessions fork: give one session"), "")
 			}
-			env, err := openSessions(ios)
-			if err != nil {
-				return err
-			}
-			m, err := env.find("sessions "+cmd.Name, cmd.Args().First())
+			env, m, err := findArg(ios, cmd)
 			if err != nil {
 				return err
 			}

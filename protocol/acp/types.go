@@ -160,30 +160,9 @@ type PromptRequest struct {
 
 // PromptBlock is one block of a prompt: type text (text), image or audio
 // (data, mimeType, uri?), resource_link (uri, name, mimeType?) or resource
-// (resource: an EmbeddedResource, see DecodeResource).
-type PromptBlock struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text,omitempty"`
-	Data     string          `json:"data,omitempty"`
-	MimeType string          `json:"mimeType,omitempty"`
-	URI      string          `json:"uri,omitempty"`
-	Name     string          `json:"name,omitempty"`
-	Resource json.RawMessage `json:"resource,omitempty"`
-	Meta     map[string]any  `json:"_meta,omitempty"`
-}
-
-// MarshalJSON always writes `text` on text blocks (ACP requires it).
-func (b PromptBlock) MarshalJSON() ([]byte, error) {
-	type plain PromptBlock
-	if b.Type != "text" {
-		return json.Marshal(plain(b))
-	}
-	return json.Marshal(struct {
-		Type string         `json:"type"`
-		Text string         `json:"text"`
-		Meta map[string]any `json:"_meta,omitempty"`
-	}{b.Type, b.Text, b.Meta})
-}
+// (resource: an EmbeddedResource, see DecodeResource). It is the same
+// ContentBlock that updates carry.
+type PromptBlock = ContentBlock
 
 // EmbeddedResource is the `resource` of a resource block: text contents
 // (Text set) or binary ones (Blob, base64).
@@ -195,7 +174,7 @@ type EmbeddedResource struct {
 }
 
 // DecodeResource decodes the block's resource.
-func (b PromptBlock) DecodeResource() (EmbeddedResource, error) {
+func (b ContentBlock) DecodeResource() (EmbeddedResource, error) {
 	var r EmbeddedResource
 	err := json.Unmarshal(b.Resource, &r)
 	return r, err

@@ -12,13 +12,14 @@ import (
 
 // ContentBlock is an ACP content block.
 type ContentBlock struct {
-	Type     string         `json:"type"`
-	Text     string         `json:"text,omitempty"`
-	Data     string         `json:"data,omitempty"`
-	MimeType string         `json:"mimeType,omitempty"`
-	URI      string         `json:"uri,omitempty"`
-	Name     string         `json:"name,omitempty"`
-	Meta     map[string]any `json:"_meta,omitempty"`
+	Type     string          `json:"type"`
+	Text     string          `json:"text,omitempty"`
+	Data     string          `json:"data,omitempty"`
+	MimeType string          `json:"mimeType,omitempty"`
+	URI      string          `json:"uri,omitempty"`
+	Name     string          `json:"name,omitempty"`
+	Resource json.RawMessage `json:"resource,omitempty"` // embedded resource blocks
+	Meta     map[string]any  `json:"_meta,omitempty"`
 }
 
 // PlanEntry is one entry of a plan update.
