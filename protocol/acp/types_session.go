@@ -46,20 +46,9 @@ type LoadSessionResponse struct {
 	Meta          map[string]any        `json:"_meta,omitempty"`
 }
 
-// ResumeSessionRequest is the params of session/resume: like load, without
-// the replay.
-type ResumeSessionRequest struct {
-	SessionID  string            `json:"sessionId"`
-	CWD        string            `json:"cwd"`
-	MCPServers []json.RawMessage `json:"mcpServers"`
-	Meta       map[string]any    `json:"_meta,omitempty"`
-}
-
-func (r ResumeSessionRequest) MarshalJSON() ([]byte, error) {
-	type plain ResumeSessionRequest
-	r.MCPServers = nonNil(r.MCPServers)
-	return json.Marshal(plain(r))
-}
+// ResumeSessionRequest is the params of session/resume: the same fields as
+// load; the agent just does not replay.
+type ResumeSessionRequest = LoadSessionRequest
 
 // ResumeSessionResponse is the result of session/resume.
 type ResumeSessionResponse = LoadSessionResponse

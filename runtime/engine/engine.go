@@ -74,7 +74,7 @@ type Request struct {
 // returned only when the turn could not start; how it ended is in End.
 func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.End, error) {
 	now := e.now()
-	meta, history, err := e.open(req)
+	meta, err := e.open(req)
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
@@ -117,13 +117,16 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 			return session.Meta{}, event.End{}, err
 		}
 		defer release()
-		if !isNew {
-			// The session was read before the lock was ours: read it again so
-			// the turn continues from what the last holder stored.
-			if meta, history, err = e.reload(meta.ID); err != nil {
-				return session.Meta{}, event.End{}, err
-			}
+	}
+	// The history is read only once the lock is ours, so the turn continues
+	// from what the last holder stored.
+	var history []message.Message
+	if !isNew {
+		conv, err := e.Store.Load(meta.ID)
+		if err != nil {
+			return session.Meta{}, event.End{}, err
 		}
+		meta, history = conv.Meta, conv.Messages
 	}
 	if meta.Title == nil {
 		meta.Title = session.Str(session.Title(textOf(req.Input)))
@@ -210,29 +213,19 @@ func (e *Engine) permit(sessionID string, asker permission.Asker) func(context.C
 	}
 }
 
-// reload reads a session again after taking its lock.
-func (e *Engine) reload(id string) (session.Meta, []message.Message, error) {
-	conv, err := e.Store.Load(id)
-	if err != nil {
-		return session.Meta{}, nil, err
+// open reads the meta of the session to continue, if any.
+func (e *Engine) open(req Request) (session.Meta, error) {
+	if req.SessionID == "" {
+		return session.Meta{}, nil
 	}
-	return conv.Meta, conv.Messages, nil
-}
-
-// open finds the session to continue, if any.
-func (e *Engine) open(req Request) (session.Meta, []message.Message, error) {
-	id := req.SessionID
-	if id == "" {
-		return session.Meta{}, nil, nil
-	}
-	conv, err := e.Store.Load(id)
+	meta, err := e.Store.LoadMeta(req.SessionID)
 	if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrInvalidID) {
-		return session.Meta{}, nil, &UsageError{err}
+		return session.Meta{}, &UsageError{err}
 	}
 	if err != nil {
-		return session.Meta{}, nil, err
+		return session.Meta{}, err
 	}
-	return conv.Meta, conv.Messages, nil
+	return *meta, nil
 }
 
 func (e *Engine) now() time.Time {
