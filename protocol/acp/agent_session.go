@@ -208,6 +208,7 @@ func (a *Agent) closeSession(r CloseSessionRequest) (any, error) {
 	}
 	ls.stop()
 	ls.turns.Wait()
+	a.Engine.Forget(r.SessionID)
 	return EmptyResponse{}, nil
 }
 
@@ -221,6 +222,7 @@ func (a *Agent) deleteSession(r DeleteSessionRequest) (any, error) {
 	a.mu.Lock()
 	delete(a.sessions, r.SessionID)
 	a.mu.Unlock()
+	a.Engine.Forget(r.SessionID)
 	return EmptyResponse{}, nil
 }
 

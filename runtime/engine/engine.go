@@ -32,10 +32,10 @@ type Engine struct {
 	Locker *session.Locker
 	Now    func() time.Time
 
-	// gates keep each session's "always" permission answers for as long as
-	// this process runs.
-	gatesMu sync.Mutex
-	gates   map[string]*permission.Gate
+	// gate keeps each session's "always" permission answers for as long as
+	// this process runs (or until Forget).
+	gateOnce sync.Once
+	gate     *permission.Gate
 }
 
 // UsageError is a mistake in what the caller asked for (unknown session,
@@ -190,17 +190,8 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 // permit checks the turn's tool calls against the config's permission rules,
 // asking asker; "always" answers are kept per session across turns.
 func (e *Engine) permit(sessionID string, asker permission.Asker) func(context.Context, message.Block, string) bool {
-	e.gatesMu.Lock()
-	g := e.gates[sessionID]
-	if g == nil {
-		if e.gates == nil {
-			e.gates = map[string]*permission.Gate{}
-		}
-		g = permission.NewGate(permission.Rules(e.Config.Permissions), nil)
-		e.gates[sessionID] = g
-	}
-	e.gatesMu.Unlock()
-	g = g.WithAsker(asker)
+	e.gateOnce.Do(func() { e.gate = permission.NewGate(permission.Rules(e.Config.Permissions), nil) })
+	g := e.gate.WithAsker(asker)
 	return func(ctx context.Context, call message.Block, kind string) bool {
 		ok, err := g.Check(ctx, permission.Request{
 			SessionID: sessionID, ToolCallID: call.ID, Tool: call.Name, Kind: kind,
@@ -211,6 +202,13 @@ func (e *Engine) permit(sessionID string, asker permission.Asker) func(context.C
 		}
 		return ok
 	}
+}
+
+// Forget drops a session's remembered permission answers (its client went
+// away), so a long-running server does not keep them forever.
+func (e *Engine) Forget(sessionID string) {
+	e.gateOnce.Do(func() { e.gate = permission.NewGate(permission.Rules(e.Config.Permissions), nil) })
+	e.gate.Forget(sessionID)
 }
 
 // open reads the meta of the session to continue, if any.
