@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -24,11 +23,11 @@ one per line, sorted by name.
 Examples:
   openheim tools
   openheim tools --allow-shell
-  openheim tools --json | jq -r .function.name`,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print one Tool object per line"},
+  openheim tools --json | jq -r .function.name
+  openheim tools --select function.name`,
+		Flags: append(jsonFlags(),
 			&cli.BoolFlag{Name: "allow-shell", Usage: "include execute_command"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := noArgs(cmd); err != nil {
 				return err
@@ -41,8 +40,13 @@ Examples:
 			if err != nil {
 				return failure(err)
 			}
-			if cmd.Bool("json") {
-				return printToolsJSON(ios, reg)
+			if machineOutput(cmd) {
+				for _, t := range acp.ToolObjects(reg.Specs()) {
+					if err := printJSON(ios, cmd, t); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tKIND\tDESCRIPTION")
@@ -53,17 +57,6 @@ Examples:
 			return tw.Flush()
 		},
 	}
-}
-
-func printToolsJSON(ios *IOStreams, reg *tools.Registry) error {
-	enc := json.NewEncoder(ios.Out)
-	enc.SetEscapeHTML(false)
-	for _, t := range acp.ToolObjects(reg.Specs()) {
-		if err := enc.Encode(t); err != nil {
-			return failure(err)
-		}
-	}
-	return nil
 }
 
 func firstSentence(s string) string {
