@@ -47,8 +47,9 @@ type Locker struct {
 	Dir  string // the history dir
 	Now  func() time.Time
 	Warn func(string)
-	// Stale is how old another host's lease must be before it is taken over:
-	// we cannot probe a remote pid, so age is the only sign that it died.
+	// Stale is how long a lease may go without its heartbeat before it is
+	// taken over: a remote pid cannot be probed, and a local pid may have
+	// been reused by an unrelated process, so silence is the sign of death.
 	Stale time.Duration
 	// UnreadableGrace is how long a lease that cannot be parsed still counts
 	// as held, covering writers that do not replace it atomically.
@@ -63,6 +64,17 @@ type lease struct {
 	PID        int       `json:"pid"`
 	Host       string    `json:"host"`
 	AcquiredAt time.Time `json:"acquired_at"`
+	// RenewedAt is the holder's last heartbeat: a running turn rewrites it
+	// every Stale/6, so only a dead or hung holder's lease grows old.
+	RenewedAt time.Time `json:"renewed_at,omitzero"`
+}
+
+// lastSeen is when the holder last proved it was alive.
+func (a lease) lastSeen() time.Time {
+	if a.RenewedAt.After(a.AcquiredAt) {
+		return a.RenewedAt
+	}
+	return a.AcquiredAt
 }
 
 func (a lease) same(b lease) bool {
@@ -142,9 +154,12 @@ func (l *Locker) Acquire(id string) (release func(), err error) {
 		forget()
 		return nil, err
 	}
+	stop := make(chan struct{})
+	go l.heartbeat(dir, id, ours, stop)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			close(stop)
 			if err := l.drop(dir, id, ours); err != nil {
 				l.warn(fmt.Sprintf("session %s: releasing lease: %v", id, err))
 			}
@@ -186,25 +201,55 @@ func (l *Locker) take(dir, id string, ours lease) error {
 	return writeLease(path, ours)
 }
 
-// stale decides whether old may be taken over. On this host the pid probe is
-// authoritative, even past Stale: a turn may legitimately run that long, and
-// stealing its lease would interleave two writers on one jsonl.
+// stale decides whether old may be taken over: its process is gone, or it
+// has not renewed the lease for Stale (a long turn keeps renewing, so age
+// alone never steals a live turn's session).
 func (l *Locker) stale(old, ours lease) (reason string, stale bool) {
 	if old.Host == ours.Host && old.PID == ours.PID {
 		// Our pid but not in our table: a process that had this pid before
 		// us died holding it, or a release was skipped.
 		return "left over by an earlier holder of this pid", true
 	}
-	if old.Host == ours.Host && canProbePIDs {
-		if !pidAlive(old.PID) {
-			return "its process is gone", true
-		}
-		return "", false
+	if old.Host == ours.Host && canProbePIDs && !pidAlive(old.PID) {
+		return "its process is gone", true
 	}
-	if age := ours.AcquiredAt.Sub(old.AcquiredAt); age > l.staleAfter() {
-		return fmt.Sprintf("older than %s", l.staleAfter()), true
+	if silent := ours.AcquiredAt.Sub(old.lastSeen()); silent > l.staleAfter() {
+		return fmt.Sprintf("not renewed for over %s", l.staleAfter()), true
 	}
 	return "", false
+}
+
+// heartbeat renews our lease until stop is closed, so other processes can
+// tell a long turn from a dead one.
+func (l *Locker) heartbeat(dir, id string, ours lease, stop <-chan struct{}) {
+	t := time.NewTicker(l.staleAfter() / 6)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if err := l.renew(dir, id, ours); err != nil {
+			l.warn(fmt.Sprintf("session %s: renewing lease: %v", id, err))
+		}
+	}
+}
+
+// renew rewrites our lease with a fresh RenewedAt, if it is still ours.
+func (l *Locker) renew(dir, id string, ours lease) error {
+	unlock, err := lockGuard(filepath.Join(dir, guardName))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := LockPath(dir, id)
+	cur, _, err := readLease(path)
+	if err != nil || !cur.same(ours) {
+		return nil // released, or taken over: nothing of ours to renew
+	}
+	ours.RenewedAt = l.now()
+	return writeLease(path, ours)
 }
 
 func (l *Locker) staleAfter() time.Duration {

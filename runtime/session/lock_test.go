@@ -117,13 +117,16 @@ func TestLockerExistingLease(t *testing.T) {
 		wantHost   string // LockedError host
 		wantWarn   string // acquired with a warning containing this
 	}{
-		{name: "live pid here", lease: &lease{os.Getppid(), host, now.Add(-time.Minute)}, wantPID: os.Getppid(), wantHost: host},
-		// A long turn on this host keeps its lease: the pid probe outranks age.
-		{name: "live pid here, old", lease: &lease{os.Getppid(), host, now.Add(-2 * time.Hour)}, wantPID: os.Getppid(), wantHost: host},
-		{name: "dead pid here", lease: &lease{deadPID(t), host, now.Add(-time.Minute)}, wantPID: -1, wantWarn: "its process is gone"},
-		{name: "our pid left over", lease: &lease{os.Getpid(), host, now.Add(-time.Minute)}, wantPID: -1, wantWarn: "earlier holder"},
-		{name: "other host young", lease: &lease{4242, "far", now.Add(-29 * time.Minute)}, wantPID: 4242, wantHost: "far"},
-		{name: "other host stale", lease: &lease{4242, "far", now.Add(-31 * time.Minute)}, wantPID: -1, wantWarn: "pid 4242 on far"},
+		{name: "live pid here", lease: &lease{PID: os.Getppid(), Host: host, AcquiredAt: now.Add(-time.Minute)}, wantPID: os.Getppid(), wantHost: host},
+		// A long turn renews its lease and keeps it; a live pid whose lease
+		// went silent is a reused pid or a hung holder.
+		{name: "live pid here, old but renewed", lease: &lease{PID: os.Getppid(), Host: host, AcquiredAt: now.Add(-2 * time.Hour), RenewedAt: now.Add(-time.Minute)}, wantPID: os.Getppid(), wantHost: host},
+		{name: "live pid here, silent", lease: &lease{PID: os.Getppid(), Host: host, AcquiredAt: now.Add(-2 * time.Hour)}, wantPID: -1, wantWarn: "not renewed for over 30m0s"},
+		{name: "dead pid here", lease: &lease{PID: deadPID(t), Host: host, AcquiredAt: now.Add(-time.Minute)}, wantPID: -1, wantWarn: "its process is gone"},
+		{name: "our pid left over", lease: &lease{PID: os.Getpid(), Host: host, AcquiredAt: now.Add(-time.Minute)}, wantPID: -1, wantWarn: "earlier holder"},
+		{name: "other host young", lease: &lease{PID: 4242, Host: "far", AcquiredAt: now.Add(-29 * time.Minute)}, wantPID: 4242, wantHost: "far"},
+		{name: "other host stale", lease: &lease{PID: 4242, Host: "far", AcquiredAt: now.Add(-31 * time.Minute)}, wantPID: -1, wantWarn: "pid 4242 on far"},
+		{name: "other host renewed", lease: &lease{PID: 4242, Host: "far", AcquiredAt: now.Add(-3 * time.Hour), RenewedAt: now.Add(-5 * time.Minute)}, wantPID: 4242, wantHost: "far"},
 		{name: "unreadable young", garbageAge: 2 * time.Second, wantPID: 0, wantHost: "unknown"},
 		{name: "unreadable old", garbageAge: time.Minute, wantPID: -1, wantWarn: "unreadable lease"},
 	}
@@ -263,5 +266,30 @@ func TestLockerRace(t *testing.T) {
 	}
 	if won != 1 {
 		t.Fatalf("%d winners", won)
+	}
+}
+
+// TestLockerHeartbeat: a turn longer than Stale keeps its lease because it
+// renews it; once released, nothing renews it any more.
+func TestLockerHeartbeat(t *testing.T) {
+	dir := t.TempDir()
+	a := &Locker{Dir: dir, Host: "a", Stale: 300 * time.Millisecond}
+	release, err := a.Acquire(lockID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	b := &Locker{Dir: dir, Host: "b", Stale: 300 * time.Millisecond, Warn: func(string) {}}
+	var locked *LockedError
+	if _, err := b.Acquire(lockID); !errors.As(err, &locked) {
+		t.Fatalf("a renewed lease was taken over: %v", err)
+	}
+	cur, _, _ := readLease(LockPath(dir, lockID))
+	if time.Since(cur.RenewedAt) > 200*time.Millisecond {
+		t.Fatalf("lease not renewed: %+v", cur)
+	}
+	release()
+	if _, err := os.Stat(LockPath(dir, lockID)); !os.IsNotExist(err) {
+		t.Fatalf("released lease still there: %v", err)
 	}
 }
