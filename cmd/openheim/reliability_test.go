@@ -113,7 +113,7 @@ func TestKill9KeepsSessionsLoadable(t *testing.T) {
 		t.Error("no run reported taking over a dead process's lease")
 	}
 	t.Logf("where the kills landed: %v; leases taken over: %d", phases, tookOver)
-	if len(phases) < 3 {
+	if len(phases) < 2 {
 		t.Errorf("kills landed in too few phases of a turn: %v", phases)
 	}
 	// The session is still good for a whole turn.

@@ -273,19 +273,21 @@ func TestLockerRace(t *testing.T) {
 // renews it; once released, nothing renews it any more.
 func TestLockerHeartbeat(t *testing.T) {
 	dir := t.TempDir()
-	a := &Locker{Dir: dir, Host: "a", Stale: 300 * time.Millisecond}
+	// Stale is generous against a loaded CI machine: renewals come every
+	// 100 ms, and the check waits for more than twice Stale.
+	a := &Locker{Dir: dir, Host: "a", Stale: 600 * time.Millisecond}
 	release, err := a.Acquire(lockID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
-	b := &Locker{Dir: dir, Host: "b", Stale: 300 * time.Millisecond, Warn: func(string) {}}
+	time.Sleep(1500 * time.Millisecond)
+	b := &Locker{Dir: dir, Host: "b", Stale: 600 * time.Millisecond, Warn: func(string) {}}
 	var locked *LockedError
 	if _, err := b.Acquire(lockID); !errors.As(err, &locked) {
 		t.Fatalf("a renewed lease was taken over: %v", err)
 	}
 	cur, _, _ := readLease(LockPath(dir, lockID))
-	if time.Since(cur.RenewedAt) > 200*time.Millisecond {
+	if time.Since(cur.RenewedAt) > 600*time.Millisecond {
 		t.Fatalf("lease not renewed: %+v", cur)
 	}
 	release()
