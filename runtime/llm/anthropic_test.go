@@ -282,14 +282,7 @@ func TestBuildAnRequestJSON(t *testing.T) {
 
 func TestAnthropicErrors(t *testing.T) {
 	tooLong := `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`
-	tests := []struct {
-		name      string
-		reply     llmtest.Reply
-		contains  string
-		retryable bool
-		status    int
-		cut, long bool
-	}{
+	tests := []errCase{
 		{"401 echoing the key", llmtest.Reply{Status: 401, ErrorBody: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testKey + `"}}`},
 			"HTTP 401: ", false, 401, false, false},
 		{"400", llmtest.Reply{Status: 400}, "HTTP 400: ", false, 400, false, false},
@@ -306,25 +299,7 @@ func TestAnthropicErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, p := setupAn(t, AnthropicConfig{APIKey: testKey}, tt.reply)
 			_, _, err := collect(t, p, anRequestFor(userMsg("hi")))
-			if err == nil || !strings.Contains(err.Error(), tt.contains) {
-				t.Fatalf("err = %v, want it to contain %q", err, tt.contains)
-			}
-			if Retryable(err) != tt.retryable {
-				t.Errorf("Retryable(%v) = %v", err, !tt.retryable)
-			}
-			var se *StatusError
-			if got := errors.As(err, &se); got != (tt.status != 0) || (got && se.Status != tt.status) {
-				t.Errorf("StatusError = %v", se)
-			}
-			if errors.Is(err, ErrStreamCut) != tt.cut {
-				t.Errorf("ErrStreamCut = %v", !tt.cut)
-			}
-			if errors.Is(err, ErrContextTooLong) != tt.long {
-				t.Errorf("ErrContextTooLong = %v", !tt.long)
-			}
-			if strings.Contains(err.Error(), testKey) || strings.Contains(err.Error(), "SECRET") {
-				t.Errorf("key leaked: %v", err)
-			}
+			checkErrorClass(t, err, tt, testKey)
 		})
 	}
 }

@@ -249,44 +249,22 @@ func TestOpenAIRejectStreamOptions(t *testing.T) {
 }
 
 func TestOpenAIErrors(t *testing.T) {
-	tests := []struct {
-		name      string
-		reply     llmtest.Reply
-		contains  string
-		retryable bool
-		status    int
-		cut       bool
-	}{
+	tests := []errCase{
 		{"401", llmtest.Reply{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided: ` + testKey + `"}}`},
-			"HTTP 401: ", false, 401, false},
-		{"400", llmtest.Reply{Status: 400}, "HTTP 400: ", false, 400, false},
-		{"429", llmtest.Reply{Status: 429, RetryAfter: "2"}, "HTTP 429: ", true, 429, false},
-		{"503", llmtest.Reply{Status: 503}, "HTTP 503: ", true, 503, false},
-		{"malformed", llmtest.Reply{Text: []string{"a"}, Malformed: true}, "malformed JSON in stream chunk 2", false, 0, false},
-		{"cut before any text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 1}, "stream cut", true, 0, true},
-		{"cut after text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 2}, "stream cut", true, 0, true},
-		{"cut before DONE", llmtest.Reply{Text: []string{"a"}, CutAfter: 3}, "no [DONE] after 3 chunks", true, 0, true},
+			"HTTP 401: ", false, 401, false, false},
+		{"400", llmtest.Reply{Status: 400}, "HTTP 400: ", false, 400, false, false},
+		{"429", llmtest.Reply{Status: 429, RetryAfter: "2"}, "HTTP 429: ", true, 429, false, false},
+		{"503", llmtest.Reply{Status: 503}, "HTTP 503: ", true, 503, false, false},
+		{"malformed", llmtest.Reply{Text: []string{"a"}, Malformed: true}, "malformed JSON in stream chunk 2", false, 0, false, false},
+		{"cut before any text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 1}, "stream cut", true, 0, true, false},
+		{"cut after text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 2}, "stream cut", true, 0, true, false},
+		{"cut before DONE", llmtest.Reply{Text: []string{"a"}, CutAfter: 3}, "no [DONE] after 3 chunks", true, 0, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, p := setup(t, OpenAIConfig{APIKey: testKey}, tt.reply)
 			_, _, err := collect(t, p, simpleRequest())
-			if err == nil || !strings.Contains(err.Error(), tt.contains) {
-				t.Fatalf("err = %v, want it to contain %q", err, tt.contains)
-			}
-			if Retryable(err) != tt.retryable {
-				t.Errorf("Retryable(%v) = %v", err, !tt.retryable)
-			}
-			var se *StatusError
-			if got := errors.As(err, &se); got != (tt.status != 0) || (got && se.Status != tt.status) {
-				t.Errorf("StatusError = %v", se)
-			}
-			if errors.Is(err, ErrStreamCut) != tt.cut {
-				t.Errorf("ErrStreamCut = %v", !tt.cut)
-			}
-			if strings.Contains(err.Error(), testKey) {
-				t.Errorf("key leaked: %v", err)
-			}
+			checkErrorClass(t, err, tt, testKey)
 		})
 	}
 }
