@@ -10,8 +10,6 @@ import (
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/jsonrpc"
-	"github.com/openheim/openheim/runtime/engine"
-	"github.com/openheim/openheim/runtime/session"
 	"github.com/urfave/cli/v3"
 )
 
@@ -44,7 +42,7 @@ Examples:
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			agent := &acp.Agent{
-				Engine:  &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}},
+				Engine:  newEngine(cfg, env),
 				Catalog: env.catalog,
 				Version: version,
 			}

@@ -158,7 +158,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		defer cancel()
 	}
 
-	eng := &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}}
+	eng := newEngine(cfg, env)
 	// The queue keeps a slow stdout reader from stalling the turn.
 	var enc *ndjson.Encoder
 	var text *textRenderer

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openheim/openheim/index/sessions"
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/schollz/progressbar/v3"
@@ -64,6 +65,11 @@ func openSessions(ios *IOStreams) (*sessionsEnv, error) {
 		cat.Progress = progress(ios, "indexing sessions")
 	}
 	return &sessionsEnv{files: files, store: &history.Tracked{Store: files, Catalog: cat}, catalog: cat}, nil
+}
+
+// newEngine runs turns on env's sessions, one at a time per session.
+func newEngine(cfg *config.Config, env *sessionsEnv) *engine.Engine {
+	return &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}}
 }
 
 // progress returns a callback drawing a bar on stderr for long work.

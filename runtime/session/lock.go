@@ -238,18 +238,10 @@ func (l *Locker) heartbeat(dir, id string, ours lease, stop <-chan struct{}) {
 
 // renew rewrites our lease with a fresh RenewedAt, if it is still ours.
 func (l *Locker) renew(dir, id string, ours lease) error {
-	unlock, err := lockGuard(filepath.Join(dir, guardName))
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	path := LockPath(dir, id)
-	cur, _, err := readLease(path)
-	if err != nil || !cur.same(ours) {
-		return nil // released, or taken over: nothing of ours to renew
-	}
-	ours.RenewedAt = l.now()
-	return writeLease(path, ours)
+	return l.ifOurs(dir, id, ours, func(path string) error {
+		ours.RenewedAt = l.now()
+		return writeLease(path, ours)
+	})
 }
 
 func (l *Locker) staleAfter() time.Duration {
@@ -268,6 +260,17 @@ func (l *Locker) grace() time.Duration {
 
 // drop removes our lease; if someone took it over meanwhile it is theirs now.
 func (l *Locker) drop(dir, id string, ours lease) error {
+	return l.ifOurs(dir, id, ours, func(path string) error {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+}
+
+// ifOurs runs f on the lease file under the guard, only while the lease is
+// still ours: released or taken over, there is nothing of ours to touch.
+func (l *Locker) ifOurs(dir, id string, ours lease, f func(path string) error) error {
 	unlock, err := lockGuard(filepath.Join(dir, guardName))
 	if err != nil {
 		return err
@@ -278,10 +281,7 @@ func (l *Locker) drop(dir, id string, ours lease) error {
 	if err != nil || !cur.same(ours) {
 		return nil
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	return f(path)
 }
 
 // readLease returns the lease and its mtime; the mtime is valid whenever the
