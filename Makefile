@@ -18,6 +18,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./index/sessions/
 	scripts/bench/prompt.sh
 	scripts/bench/sessions.sh
+	scripts/bench/serve.sh
 
 install:
 	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/openheim

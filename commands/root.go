@@ -43,6 +43,7 @@ Examples:
 		Commands: []*cli.Command{
 			newCmdPrompt(ios),
 			newCmdACP(ios, version),
+			newCmdServe(ios, version),
 			newCmdSessions(ios),
 			newCmdTools(ios),
 			newCmdInit(ios),

@@ -21,7 +21,12 @@ type Agent struct {
 	Engine  *engine.Engine
 	Catalog *history.Catalog // session/list through the index; nil reads the store
 	Version string
+	// Hub is shared by the connections of one server so they see each
+	// other's turns; nil gives the connection its own, whose turns end
+	// with it (stdio).
+	Hub *Hub
 
+	hub  *Hub
 	peer *jsonrpc.Peer
 
 	mu          sync.Mutex
@@ -35,30 +40,34 @@ type Agent struct {
 type liveSession struct {
 	id, cwd         string
 	provider, model string
-	mode            string
-	titled          bool // the title was announced (or existed before)
 
-	mu     sync.Mutex
-	cancel context.CancelFunc // of the running prompt, if any
-	turns  sync.WaitGroup
+	mu     sync.Mutex // guards mode, provider, model and titled
+	mode   string
+	titled bool // the title was announced (or existed before)
 }
 
-// Serve runs the protocol on s until the client goes away or ctx ends; on
-// return every running turn has been cancelled and has finished, so its
-// session is saved and its tool processes are gone.
+// Serve runs the protocol on s until the client goes away or ctx ends.
+// Without a shared Hub, every running turn has then been cancelled and has
+// finished, so its session is saved and its tool processes are gone; with
+// one, turns go on and later connections can load their sessions.
 func (a *Agent) Serve(ctx context.Context, s jsonrpc.Stream) error {
 	a.sessions = map[string]*liveSession{}
+	a.hub = a.Hub
+	if a.hub == nil {
+		a.hub = NewHub(ctx, a.Engine)
+		defer a.hub.Stop()
+	}
 	a.peer = jsonrpc.NewPeer(s, a, jsonrpc.WithInOrder(func(m string) bool { return m == MethodInitialize }))
 	err := a.peer.Run(ctx)
 	a.mu.Lock()
-	live := make([]*liveSession, 0, len(a.sessions))
-	for _, ls := range a.sessions {
-		live = append(live, ls)
+	ids := make([]string, 0, len(a.sessions))
+	for id := range a.sessions {
+		ids = append(ids, id)
 	}
+	a.sessions = map[string]*liveSession{}
 	a.mu.Unlock()
-	for _, ls := range live {
-		ls.stop()
-		ls.turns.Wait()
+	for _, id := range ids {
+		a.hub.unsubscribe(id, a)
 	}
 	return err
 }
@@ -111,7 +120,7 @@ func (a *Agent) Notification(_ context.Context, method string, params json.RawMe
 	ls := a.sessions[n.SessionID]
 	a.mu.Unlock()
 	if ls != nil {
-		ls.stop()
+		a.hub.cancel(ls.id)
 	}
 }
 
@@ -204,14 +213,6 @@ func ToolObjects(specs []llm.ToolSpec) []ToolObject {
 	return out
 }
 
-func (ls *liveSession) stop() {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.cancel != nil {
-		ls.cancel()
-	}
-}
-
 func (a *Agent) live(id string) (*liveSession, error) {
 	if err := session.ValidateID(id); err != nil {
 		return nil, invalidParams("invalid session id format")
@@ -238,11 +239,13 @@ func (a *Agent) attach(m session.Meta) *liveSession {
 		ls.cwd = a.Engine.Config.WorkDir
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if old := a.sessions[m.ID]; old != nil {
+		a.mu.Unlock()
 		return old
 	}
 	a.sessions[m.ID] = ls
+	a.mu.Unlock()
+	a.hub.subscribe(m.ID, a)
 	return ls
 }
 

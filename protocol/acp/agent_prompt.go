@@ -11,7 +11,6 @@ import (
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
-	"github.com/openheim/openheim/runtime/session"
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -28,25 +27,22 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	turnCtx, cancel, err := a.hub.begin(ls.id)
+	if err != nil {
+		return nil, rpcError(ls.id, err)
+	}
 	defer cancel()
 	ls.mu.Lock()
-	if ls.cancel != nil {
-		ls.mu.Unlock()
-		return nil, rpcError(ls.id, &session.BusyError{SessionID: ls.id})
-	}
-	ls.cancel = cancel
-	ls.turns.Add(1)
 	mode, provider, model := ls.mode, ls.provider, ls.model
 	ls.mu.Unlock()
-	defer func() {
-		ls.mu.Lock()
-		ls.cancel = nil
-		ls.mu.Unlock()
-		ls.turns.Done()
-	}()
+	// The other connections watching the session see what was asked.
+	for _, b := range input {
+		if b.Type == message.TypeText {
+			a.hub.publish(event.Text(ls.id, event.UserMessageChunk, b.Text), a)
+		}
+	}
 
-	queue := event.NewQueue(event.SinkFunc(a.send), eventBuffer)
+	queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { a.hub.publish(ev, nil) }), eventBuffer)
 	req := engine.Request{SessionID: ls.id, Provider: provider, Model: model, Input: input, Sink: queue,
 		WorkDir: ls.cwd, ReadOnly: mode == ModeArchitect, Asker: a.asker(ls.id)}
 	a.mu.Lock()
@@ -54,21 +50,42 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 		req.FS = clientFS{peer: a.peer, sessionID: ls.id}
 	}
 	a.mu.Unlock()
-	meta, end, err := a.Engine.Prompt(ctx, req)
-	queue.Close()
-	if err != nil {
-		return nil, rpcError(ls.id, err)
+
+	type outcome struct {
+		end event.End
+		err error
 	}
-	if end.Err != nil && end.StopReason != StopCancelled {
-		return nil, jsonrpc.NewError(jsonrpc.Internal, end.Err.Error())
+	done := make(chan outcome, 1)
+	go func() {
+		meta, end, err := a.Engine.Prompt(turnCtx, req)
+		queue.Close()
+		ls.mu.Lock()
+		announce := err == nil && !ls.titled && meta.Title != nil
+		ls.titled = ls.titled || announce
+		ls.mu.Unlock()
+		if announce {
+			a.hub.publish(event.Event{SessionID: ls.id, Kind: event.SessionInfoUpdate,
+				Info: &event.SessionInfo{Title: *meta.Title, UpdatedAt: meta.UpdatedAt}}, nil)
+		}
+		a.hub.end(ls.id) // before answering, so the next prompt is not "busy"
+		done <- outcome{end, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		// The client went away; the turn goes on under the hub, which
+		// cancels it only when asked to or when the server stops.
+		return nil, ctx.Err()
 	}
-	if !ls.titled && meta.Title != nil {
-		ls.titled = true
-		a.send(event.Event{SessionID: ls.id, Kind: event.SessionInfoUpdate,
-			Info: &event.SessionInfo{Title: *meta.Title, UpdatedAt: meta.UpdatedAt}})
+	if o.err != nil {
+		return nil, rpcError(ls.id, o.err)
 	}
-	u := UsageFrom(end.Usage)
-	return PromptResponse{StopReason: end.StopReason, Usage: &u}, nil
+	if o.end.Err != nil && o.end.StopReason != StopCancelled {
+		return nil, jsonrpc.NewError(jsonrpc.Internal, o.end.Err.Error())
+	}
+	u := UsageFrom(o.end.Usage)
+	return PromptResponse{StopReason: o.end.StopReason, Usage: &u}, nil
 }
 
 // promptInput turns ACP prompt content into the user's message.

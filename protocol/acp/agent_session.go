@@ -178,6 +178,13 @@ func (a *Agent) list(r ListSessionsRequest) (any, error) {
 	if offset+listPage < len(all) {
 		resp.NextCursor = ptr(base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(offset+listPage))))
 	}
+	if a.isInline() {
+		// seed 000 writes the last page's cursor as null
+		return struct {
+			Sessions   []SessionInfo `json:"sessions"`
+			NextCursor *string       `json:"nextCursor"`
+		}{resp.Sessions, resp.NextCursor}, nil
+	}
 	return resp, nil
 }
 
@@ -206,9 +213,8 @@ func (a *Agent) closeSession(r CloseSessionRequest) (any, error) {
 	if ls == nil {
 		return nil, notFound(r.SessionID)
 	}
-	ls.stop()
-	ls.turns.Wait()
-	a.Engine.Forget(r.SessionID)
+	<-a.hub.cancel(ls.id)
+	a.hub.unsubscribe(ls.id, a)
 	return EmptyResponse{}, nil
 }
 
@@ -216,13 +222,16 @@ func (a *Agent) deleteSession(r DeleteSessionRequest) (any, error) {
 	if err := session.ValidateID(r.SessionID); err != nil {
 		return nil, invalidParams("invalid session id format")
 	}
+	if a.hub.running(r.SessionID) {
+		return nil, rpcError(r.SessionID, &session.BusyError{SessionID: r.SessionID})
+	}
 	if err := a.Engine.Store.Trash(r.SessionID); err != nil {
 		return nil, rpcError(r.SessionID, err)
 	}
 	a.mu.Lock()
 	delete(a.sessions, r.SessionID)
 	a.mu.Unlock()
-	a.Engine.Forget(r.SessionID)
+	a.hub.unsubscribe(r.SessionID, a)
 	return EmptyResponse{}, nil
 }
 

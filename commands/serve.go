@@ -1,0 +1,120 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/openheim/openheim/protocol/server"
+	"github.com/urfave/cli/v3"
+)
+
+// shutdownGrace bounds a graceful shutdown: turns cancelled, sessions
+// saved, clients told and closed.
+const shutdownGrace = 15 * time.Second
+
+// ServeOptions is everything `openheim serve` needs.
+type ServeOptions struct {
+	IO             *IOStreams
+	ConfigPath     string
+	Version        string
+	Host           string
+	Port           int
+	Token          string
+	InsecureNoAuth bool
+}
+
+func newCmdServe(ios *IOStreams, version string) *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the REST API and the /ws and /acp WebSockets for web front ends",
+		Description: `Serves the Openheim API: REST under /api (config, models, skills, tools,
+mcp-servers, sessions), the multiplexed WebSocket /ws (ACP on channel "agent",
+live file operations on channel "fs", notices on channel "system"), bare ACP
+on the WebSocket /acp, and /healthz. See docs/serve.md.
+
+It listens on 127.0.0.1:1217 by default. Listening on any other address needs
+a token (--token or OPENHEIM_TOKEN), or --insecure-no-auth to run without one
+on purpose. With a token every request must send "Authorization: Bearer
+<token>"; a browser opening a WebSocket may pass ?token=<token> instead.
+Browsers are refused unless their Origin is the server itself, localhost, or
+listed in serve.allowed_origins of the config.
+
+SIGINT or SIGTERM stops it gracefully: running turns are cancelled and their
+sessions saved, WebSocket clients get a "shutting_down" notice on the system
+channel, then the connections close. It then exits 0.
+
+Examples:
+  openheim serve
+  openheim serve --port 8080
+  OPENHEIM_TOKEN=$(openssl rand -hex 32) openheim serve --host 0.0.0.0
+  curl -H "Authorization: Bearer $OPENHEIM_TOKEN" http://host:1217/api/sessions`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on"},
+			&cli.IntFlag{Name: "port", Value: 1217, Usage: "port to listen on (0 picks a free one)"},
+			&cli.StringFlag{Name: "token", Usage: "require this bearer token (default $OPENHEIM_TOKEN)", Sources: cli.EnvVars("OPENHEIM_TOKEN")},
+			&cli.BoolFlag{Name: "insecure-no-auth", Usage: "allow a non-loopback address without a token"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := noArgs(cmd); err != nil {
+				return err
+			}
+			return serveRun(ctx, ServeOptions{
+				IO: ios, ConfigPath: cmd.Root().String("config"), Version: version,
+				Host: cmd.String("host"), Port: int(cmd.Int("port")), Token: cmd.String("token"),
+				InsecureNoAuth: cmd.Bool("insecure-no-auth"),
+			})
+		},
+	}
+}
+
+func serveRun(ctx context.Context, opts ServeOptions) error {
+	if opts.Port < 0 || opts.Port > 65535 {
+		return usageErr(fmt.Errorf("serve: port %d is out of range", opts.Port), "use 0-65535 (0 picks a free port)")
+	}
+	loopback := server.IsLoopback(opts.Host)
+	if !loopback && opts.Token == "" && !opts.InsecureNoAuth {
+		return usageErr(fmt.Errorf("serve: listening on %q needs a token", opts.Host),
+			"set --token or OPENHEIM_TOKEN, or pass --insecure-no-auth to serve without authentication")
+	}
+	cfg, err := loadConfig(opts.ConfigPath, opts.IO)
+	if err != nil {
+		return err
+	}
+	env, err := openSessions(opts.IO)
+	if err != nil {
+		return err
+	}
+	env.catalog.Progress = nil
+
+	l, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
+	if err != nil {
+		return failure(fmt.Errorf("serve: %w", err))
+	}
+	srv := server.New(server.Options{Engine: newEngine(cfg, env), Catalog: env.catalog, Version: opts.Version,
+		Token: opts.Token, Loopback: loopback})
+
+	auth := "no token"
+	switch {
+	case opts.Token != "":
+		auth = "token required"
+	case !loopback:
+		auth = "NO AUTHENTICATION (--insecure-no-auth)"
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "openheim: listening on http://%s (%s); Ctrl-C stops\n", l.Addr(), auth)
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = srv.Serve(ctx, l, shutdownGrace)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return failure(fmt.Errorf("serve: %w", err))
+	}
+	fmt.Fprintln(opts.IO.ErrOut, "openheim: stopped")
+	return nil
+}

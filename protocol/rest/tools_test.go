@@ -1,0 +1,66 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// TestTools compares /api/tools with seed 000's example, restricted to the
+// tools built in so far (testdata/seed_tools.json is copied verbatim from
+// the seed; memory, delegation and MCP tools arrive later).
+func TestTools(t *testing.T) {
+	data, err := os.ReadFile("testdata/seed_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seed []map[string]any
+	if err := json.Unmarshal(data, &seed); err != nil {
+		t.Fatal(err)
+	}
+	byName := func(list []map[string]any) map[string]any {
+		out := map[string]any{}
+		for _, tool := range list {
+			out[tool["function"].(map[string]any)["name"].(string)] = tool
+		}
+		return out
+	}
+	names := func(list []map[string]any) []string {
+		var out []string
+		for _, tool := range list {
+			out = append(out, tool["function"].(map[string]any)["name"].(string))
+		}
+		return out
+	}
+
+	for _, shell := range []bool{true, false} {
+		toml := "allow_shell = false\n"
+		if shell {
+			toml = "allow_shell = true\n"
+		}
+		f := newFixture(t, toml, false)
+		var got []map[string]any
+		if err := json.Unmarshal([]byte(f.get(t, "/api/tools", http.StatusOK)), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := byName(seed)
+		if !shell {
+			delete(want, "execute_command")
+		}
+		if g := byName(got); !reflect.DeepEqual(g, want) {
+			t.Errorf("allow_shell=%v: tools differ from seed 000:\n got %v\nwant %v", shell, g, want)
+		}
+		// The registry's order (by name), stable across requests.
+		if n := names(got); !slices.IsSorted(n) || len(n) != len(want) {
+			t.Errorf("allow_shell=%v: tool order %v", shell, n)
+		}
+		for _, tool := range got {
+			if len(tool) != 2 || tool["type"] != "function" || len(tool["function"].(map[string]any)) != 3 {
+				t.Errorf("tool object shape: %v", tool)
+			}
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// guard is the access check in front of every route: the Host header
+// (DNS rebinding), the Origin of browsers, and the bearer token.
+type guard struct {
+	token          string
+	loopbackOnly   bool     // no token on a loopback bind: only loopback Host names
+	allowedOrigins []string // exact origins, or "*"
+}
+
+func (g guard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.loopbackOnly && !loopbackHost(r.Host) {
+			// A web page that rebinds its own name to 127.0.0.1 must not
+			// read a token-less server.
+			jsonError(w, http.StatusForbidden, "host not allowed: "+r.Host)
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if origin != "" && !g.originAllowed(origin, r.Host) {
+			jsonError(w, http.StatusForbidden, "origin not allowed: "+origin)
+			return
+		}
+		if origin != "" {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		if g.token != "" {
+			if why := g.refuse(r); why != "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="openheim"`)
+				jsonError(w, http.StatusUnauthorized, why)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuse returns why r is not authorised, or "".
+func (g guard) refuse(r *http.Request) string {
+	got, ok := "", false
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, cred, found := strings.Cut(h, " ")
+		if !found || !strings.EqualFold(scheme, "Bearer") {
+			return "unauthorized: the Authorization header must be \"Bearer <token>\""
+		}
+		got, ok = strings.TrimSpace(cred), true
+	} else if isUpgrade(r) && r.URL.Query().Has("token") {
+		// Browsers cannot set headers on a WebSocket handshake.
+		got, ok = r.URL.Query().Get("token"), true
+	}
+	if !ok {
+		return "unauthorized: a token is required (Authorization: Bearer <token>)"
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) != 1 {
+		return "unauthorized: invalid token"
+	}
+	return ""
+}
+
+// originAllowed accepts the page's own origin, any localhost origin, and
+// the configured ones.
+func (g guard) originAllowed(origin, host string) bool {
+	for _, o := range g.allowedOrigins {
+		if o == "*" || strings.EqualFold(o, origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, host) || loopbackHost(u.Host)
+}
+
+// loopbackHost reports whether a Host header (name or IP, with or without
+// a port) names this machine's loopback.
+func loopbackHost(hostport string) bool {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	h = strings.TrimSuffix(strings.Trim(h, "[]"), ".")
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// IsLoopback reports whether binding host listens on loopback only.
+func IsLoopback(host string) bool {
+	if host == "" {
+		return false // every interface
+	}
+	return loopbackHost(host)
+}
+
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func jsonError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

@@ -1,0 +1,214 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// fixture is a running server with a fake model behind it.
+type fixture struct {
+	srv   *Server
+	eng   *engine.Engine
+	llm   *llmtest.Server
+	store *session.FileStore
+	work  string
+	addr  string // host:port
+	stop  func() // graceful shutdown, as on SIGTERM
+}
+
+type setup struct {
+	token     string
+	extra     string // more config TOML
+	sendQueue int
+	maxFrame  int64
+}
+
+func start(t *testing.T, s setup) *fixture {
+	t.Helper()
+	fake := llmtest.New()
+	t.Cleanup(fake.Close)
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work, _ = filepath.EvalSymlinks(work)
+	path := filepath.Join(dir, "config.toml")
+	cfgText := fmt.Sprintf("default_provider = \"fake\"\nwork_dir = %q\n%s\n[providers.fake]\napi_base = %q\ndefault_model = \"gpt-4-turbo\"\nmodels = [\"gpt-4-turbo\", \"gpt-4\"]\n",
+		work, s.extra, fake.URL())
+	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.LoadWith(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := session.NewFileStore(filepath.Join(dir, "history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &engine.Engine{Config: cfg, Store: store, Locker: &session.Locker{Dir: store.Dir}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Options{Engine: eng, Version: "0.1.0", Token: s.token, Loopback: true,
+		SendQueue: s.sendQueue, MaxFrame: s.maxFrame})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, l, 10*time.Second) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("the server did not shut down")
+		}
+	}
+	t.Cleanup(stop)
+	return &fixture{srv: srv, eng: eng, llm: fake, store: store, work: work, addr: l.Addr().String(), stop: stop}
+}
+
+func (f *fixture) url(path string) string { return "http://" + f.addr + path }
+
+// get fetches a REST path; it returns the status and the body.
+func (f *fixture) get(t *testing.T, path string, header http.Header) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.url(path), nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// wsClient is a test WebSocket client.
+type wsClient struct {
+	t    *testing.T
+	c    *websocket.Conn
+	resp *http.Response
+}
+
+func (f *fixture) dial(t *testing.T, path string, header http.Header) (*wsClient, error) {
+	t.Helper()
+	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+	c, resp, err := d.Dial("ws://"+f.addr+path, header)
+	if err != nil {
+		return &wsClient{t: t, resp: resp}, err
+	}
+	t.Cleanup(func() { c.Close() })
+	return &wsClient{t: t, c: c, resp: resp}, nil
+}
+
+func (f *fixture) mustDial(t *testing.T, path string) *wsClient {
+	t.Helper()
+	c, err := f.dial(t, path, nil)
+	if err != nil {
+		t.Fatalf("dial %s: %v", path, err)
+	}
+	return c
+}
+
+// sendRaw writes one text frame.
+func (c *wsClient) sendRaw(frame string) {
+	c.t.Helper()
+	if err := c.c.WriteMessage(websocket.TextMessage, []byte(frame)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// send writes an envelope.
+func (c *wsClient) send(channel string, data any) {
+	c.t.Helper()
+	b, _ := json.Marshal(map[string]any{"channel": channel, "data": data})
+	c.sendRaw(string(b))
+}
+
+// next reads one frame as JSON.
+func (c *wsClient) next() map[string]any {
+	c.t.Helper()
+	c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, b, err := c.c.ReadMessage()
+	if err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		c.t.Fatalf("frame %s: %v", b, err)
+	}
+	return m
+}
+
+// until reads frames until one satisfies ok and returns it with the ones
+// read before it.
+func (c *wsClient) until(ok func(map[string]any) bool) (map[string]any, []map[string]any) {
+	c.t.Helper()
+	var before []map[string]any
+	for range 10000 {
+		m := c.next()
+		if ok(m) {
+			return m, before
+		}
+		before = append(before, m)
+	}
+	c.t.Fatal("no matching frame")
+	return nil, nil
+}
+
+// response matches the agent channel's answer to request id.
+func response(id float64) func(map[string]any) bool {
+	return func(m map[string]any) bool {
+		d, _ := m["data"].(map[string]any)
+		return m["channel"] == "agent" && d["id"] == id && d["method"] == nil
+	}
+}
+
+// at walks a decoded JSON value by keys and indexes ("a.b.0.c").
+func at(v any, path string) any {
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(k, &i); err != nil || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

@@ -1,0 +1,135 @@
+// Package server assembles openheim's HTTP server: the REST API, the /ws
+// and /acp WebSockets and /healthz behind one access guard, with limits,
+// timeouts and a graceful shutdown.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/rest"
+	"github.com/openheim/openheim/protocol/ws"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/history"
+)
+
+// Limits of every request.
+const (
+	maxBodyBytes   = 1 << 20 // REST request bodies
+	restTimeout    = 30 * time.Second
+	headerTimeout  = 10 * time.Second
+	idleTimeout    = 2 * time.Minute
+	maxHeaderBytes = 64 << 10
+)
+
+// Options configure a Server.
+type Options struct {
+	Engine  *engine.Engine
+	Catalog *history.Catalog
+	Version string
+	// Token, when set, is required of every request. Loopback is set when
+	// the listener is loopback-only; without a token the server then also
+	// refuses Host names that are not loopback (DNS rebinding).
+	Token    string
+	Loopback bool
+	Log      *slog.Logger
+	// WS limits; zero means the ws package's defaults.
+	SendQueue int
+	MaxFrame  int64
+	MaxConns  int
+}
+
+// Server is a running openheim HTTP server.
+type Server struct {
+	hub  *acp.Hub
+	ws   *ws.Server
+	http *http.Server
+	log  *slog.Logger
+}
+
+// New builds the server; it serves once Serve is called.
+func New(opts Options) *Server {
+	log := opts.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg := opts.Engine.Config
+	g := guard{token: opts.Token, loopbackOnly: opts.Loopback && opts.Token == "", allowedOrigins: cfg.Serve.AllowedOrigins}
+	hub := acp.NewHub(context.Background(), opts.Engine)
+	wss := &ws.Server{Engine: opts.Engine, Catalog: opts.Catalog, Hub: hub, Version: opts.Version,
+		SendQueue: opts.SendQueue, MaxFrame: opts.MaxFrame, MaxConns: opts.MaxConns, Log: log,
+		// The guard has checked the Origin already.
+		CheckOrigin: func(*http.Request) bool { return true }}
+	api := &rest.Server{Engine: opts.Engine, Catalog: opts.Catalog}
+
+	mux := http.NewServeMux()
+	mux.Handle("/api/", limited(api.Handler()))
+	mux.Handle("GET /healthz", limited(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})))
+	mux.HandleFunc("GET /ws", wss.Envelope)
+	mux.HandleFunc("GET /acp", wss.Bare)
+	mux.Handle("/", limited(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		jsonError(w, http.StatusNotFound, "not found")
+	})))
+
+	return &Server{hub: hub, ws: wss, log: log, http: &http.Server{
+		Handler:           g.wrap(mux),
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}}
+}
+
+// limited bounds a plain HTTP handler's body and time (WebSockets are
+// bounded per frame and by pings instead).
+func limited(h http.Handler) http.Handler {
+	inner := http.TimeoutHandler(h, restTimeout, `{"error":"request timed out"}`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		inner.ServeHTTP(w, r)
+	})
+}
+
+// Serve serves on l until ctx ends, then shuts down gracefully: no new
+// connections, WebSocket clients told on the system channel, running turns
+// cancelled and their sessions saved, then every connection closed. grace
+// bounds the whole shutdown.
+func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(l) }()
+	select {
+	case err := <-errc:
+		s.hub.Stop()
+		return err
+	case <-ctx.Done():
+	}
+	return s.Shutdown(grace)
+}
+
+// Shutdown stops the server as Serve does when its context ends.
+func (s *Server) Shutdown(grace time.Duration) error {
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	s.ws.Notify("shutting_down", "openheim is shutting down; running turns are being cancelled")
+	herr := s.http.Shutdown(sctx) // stops accepting, waits for REST requests
+	s.hub.Stop()                  // cancels turns; their answers go out before the close
+	werr := s.ws.Shutdown(sctx)
+	if errors.Is(herr, http.ErrServerClosed) {
+		herr = nil
+	}
+	return errors.Join(herr, werr)
+}
+
+// Hub is the server's shared ACP hub (tests watch its turns).
+func (s *Server) Hub() *acp.Hub { return s.hub }
+
+// Conns reports how many WebSocket connections are open.
+func (s *Server) Conns() int { return s.ws.Conns() }

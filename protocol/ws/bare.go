@@ -1,0 +1,36 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+)
+
+// Bare serves WS /acp: ACP with one JSON-RPC message per text frame.
+func (s *Server) Bare(w http.ResponseWriter, r *http.Request) {
+	conn := s.accept(w, r)
+	if conn == nil {
+		return
+	}
+	defer s.release(conn)
+	err := s.agent().Serve(context.Background(), bareStream{conn})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.Log.Debug("ws: /acp connection ended", "err", err)
+	}
+	conn.Close(1000, "")
+}
+
+type bareStream struct{ conn *Conn }
+
+func (b bareStream) Read() (json.RawMessage, error) {
+	m, err := b.conn.Read()
+	return m, err
+}
+
+func (b bareStream) Write(m json.RawMessage) error { return b.conn.Send(m) }
+
+func (b bareStream) Close() error {
+	b.conn.Close(1000, "")
+	return nil
+}

@@ -1,0 +1,183 @@
+package ws
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Close codes and reasons the server sends.
+const (
+	CloseSlowClient = websocket.ClosePolicyViolation // 1008
+	reasonSlow      = "send queue full: the client is not reading fast enough"
+	reasonShutdown  = "server shutting down"
+)
+
+const (
+	writeWait  = 10 * time.Second // one frame must be written within this
+	pongWait   = 60 * time.Second // a client silent this long (no pong) is gone
+	pingPeriod = pongWait / 2
+	closeGrace = time.Second // how long a closing client may take to reply
+)
+
+// ErrSlow is returned by Send when the connection was closed because its
+// queue was full.
+var ErrSlow = errors.New("ws: " + reasonSlow)
+
+// ErrClosed is returned by Send after the connection has closed.
+var ErrClosed = errors.New("ws: connection closed")
+
+// Conn is one WebSocket connection with a bounded queue of frames to send.
+// Send never blocks: a client that does not keep up is disconnected with
+// a reason instead of stalling the turn that produces its updates.
+type Conn struct {
+	ws       *websocket.Conn
+	envelope bool // speaks seed 000's {channel, data} (gets system notices)
+
+	mu     sync.Mutex
+	queue  [][]byte
+	limit  int
+	closed bool
+	code   int    // close frame to send once the queue is flushed
+	reason string // ...
+	wake   chan struct{}
+	done   chan struct{} // closed when the writer has stopped
+
+	readOnce sync.Once
+	readDone chan struct{} // closed when Read has failed: the client is gone
+}
+
+func newConn(c *websocket.Conn, limit int, readLimit int64) *Conn {
+	c.SetReadLimit(readLimit)
+	c.SetReadDeadline(time.Now().Add(pongWait))
+	c.SetPongHandler(func(string) error { return c.SetReadDeadline(time.Now().Add(pongWait)) })
+	conn := &Conn{ws: c, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}), readDone: make(chan struct{})}
+	go conn.writeLoop()
+	return conn
+}
+
+// Send queues one text frame.
+func (c *Conn) Send(frame []byte) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	if len(c.queue) >= c.limit {
+		c.closeLocked(CloseSlowClient, reasonSlow, true)
+		c.mu.Unlock()
+		return ErrSlow
+	}
+	c.queue = append(c.queue, frame)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Close sends what is queued, then a close frame with code and reason,
+// and closes the connection.
+func (c *Conn) Close(code int, reason string) {
+	c.mu.Lock()
+	c.closeLocked(code, reason, false)
+	c.mu.Unlock()
+}
+
+// closeLocked marks the connection closed; drop discards the queue (the
+// client is too slow to be sent it anyway).
+func (c *Conn) closeLocked(code int, reason string, drop bool) {
+	if c.closed {
+		return
+	}
+	c.closed, c.code, c.reason = true, code, reason
+	if drop {
+		c.queue = nil
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Done is closed once the connection is closed and the writer has stopped.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Read returns the next data frame's payload. One goroutine reads until
+// Read fails; a failed Read closes the connection.
+func (c *Conn) Read() ([]byte, error) {
+	_, b, err := c.ws.ReadMessage()
+	if err != nil {
+		c.readOnce.Do(func() { close(c.readDone) })
+		c.Close(websocket.CloseNormalClosure, "")
+	}
+	return b, err
+}
+
+func (c *Conn) writeLoop() {
+	defer close(c.done)
+	defer c.ws.Close()
+	ping := time.NewTicker(pingPeriod)
+	defer ping.Stop()
+	var batch [][]byte
+	for {
+		select {
+		case <-c.wake:
+		case <-ping.C:
+			if c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
+				c.abandon()
+				return
+			}
+			continue
+		}
+		c.mu.Lock()
+		batch, c.queue = c.queue, batch[:0]
+		closed, code, reason := c.closed, c.code, c.reason
+		c.mu.Unlock()
+		for i, f := range batch {
+			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+			if c.ws.WriteMessage(websocket.TextMessage, f) != nil {
+				c.abandon()
+				return
+			}
+			batch[i] = nil
+		}
+		if closed {
+			c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(writeWait))
+			// Closing the socket with the client's frames unread would
+			// reset it and could lose the close frame: wait for the
+			// client's reply to reach the reader, briefly.
+			c.ws.SetReadDeadline(time.Now().Add(closeGrace))
+			select {
+			case <-c.readDone:
+			case <-time.After(closeGrace):
+			}
+			c.drain()
+			return
+		}
+	}
+}
+
+// drain half-closes the socket and discards what the client still sends
+// until it closes too (or briefly): closing with unread data would reset
+// the connection, and the client could lose the close frame and its reason.
+func (c *Conn) drain() {
+	nc := c.ws.UnderlyingConn()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	nc.SetReadDeadline(time.Now().Add(closeGrace))
+	io.Copy(io.Discard, nc)
+}
+
+// abandon marks a connection whose writes fail as closed.
+func (c *Conn) abandon() {
+	c.mu.Lock()
+	c.closed, c.queue = true, nil
+	c.mu.Unlock()
+}

@@ -1,0 +1,186 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/openheim/openheim/protocol/fschannel"
+)
+
+// Channel names of the /ws envelope.
+const (
+	ChannelAgent  = "agent"
+	ChannelFS     = "fs"
+	ChannelSystem = "system"
+)
+
+// greeting is seed 000's first message on every /ws connection.
+var greeting = envelope(ChannelFS, []byte(`{"type":"connected","message":"Connected to Openheim"}`))
+
+type systemEvent struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// fsBacklog bounds the fs requests read ahead of the one being handled.
+const fsBacklog = 64
+
+// Envelope serves WS /ws.
+func (s *Server) Envelope(w http.ResponseWriter, r *http.Request) {
+	conn := s.accept(w, r)
+	if conn == nil {
+		return
+	}
+	conn.envelope = true
+	defer s.release(conn)
+	conn.Send(greeting)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	agentIn := make(chan json.RawMessage)
+	fsIn := make(chan json.RawMessage, fsBacklog)
+	agentDone := make(chan struct{})
+	go func() {
+		defer close(agentDone)
+		st := &agentStream{in: agentIn, conn: conn}
+		if err := s.agent().Serve(ctx, st); err != nil && !errors.Is(err, context.Canceled) {
+			s.Log.Debug("ws: agent channel ended", "err", err)
+		}
+	}()
+	fsDone := make(chan struct{})
+	go func() {
+		defer close(fsDone)
+		s.serveFS(ctx, conn, fsIn)
+	}()
+
+	s.readEnvelopes(conn, agentIn, fsIn, agentDone)
+	close(fsIn)
+	close(agentIn)
+	cancel()
+	<-agentDone
+	<-fsDone
+}
+
+// readEnvelopes routes each frame to its channel until the client goes.
+func (s *Server) readEnvelopes(conn *Conn, agentIn, fsIn chan<- json.RawMessage, agentDone <-chan struct{}) {
+	for {
+		b, err := conn.Read()
+		if err != nil {
+			return
+		}
+		var env struct {
+			Channel *string         `json:"channel"`
+			Data    json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(b, &env); err != nil {
+			conn.Send(systemError("Invalid payload: " + describe(err)))
+			continue
+		}
+		switch {
+		case env.Channel == nil:
+			conn.Send(systemError("Invalid payload: missing field `channel`"))
+		case len(env.Data) == 0 || string(env.Data) == "null":
+			conn.Send(envelope(safeChannel(*env.Channel), mustJSON(systemEvent{Type: "error", Message: "Invalid payload: missing field `data`"})))
+		case *env.Channel == ChannelAgent:
+			select {
+			case agentIn <- env.Data:
+			case <-agentDone:
+			}
+		case *env.Channel == ChannelFS:
+			fsIn <- env.Data
+		default:
+			conn.Send(systemError(fmt.Sprintf("Invalid payload: unknown channel `%s`, expected `agent` or `fs`", *env.Channel)))
+		}
+	}
+}
+
+// serveFS handles the connection's fs requests one at a time, in order.
+func (s *Server) serveFS(ctx context.Context, conn *Conn, in <-chan json.RawMessage) {
+	send := func(msg any) {
+		b, err := json.Marshal(msg)
+		if err == nil {
+			conn.Send(envelope(ChannelFS, b))
+		}
+	}
+	ch, err := fschannel.New(s.Engine.Config.WorkDir, send)
+	if err != nil {
+		s.Log.Warn("ws: the fs channel is unavailable", "err", err)
+	} else {
+		defer ch.Close()
+	}
+	for raw := range in {
+		if ch == nil {
+			send(systemEvent{Type: "error", Message: "Tool execution error: " + err.Error()})
+			continue
+		}
+		ch.Handle(ctx, raw)
+	}
+}
+
+// agentStream carries the agent channel's JSON-RPC messages.
+type agentStream struct {
+	in   <-chan json.RawMessage
+	conn *Conn
+}
+
+func (a *agentStream) Read() (json.RawMessage, error) {
+	m, ok := <-a.in
+	if !ok {
+		return nil, io.EOF
+	}
+	return m, nil
+}
+
+func (a *agentStream) Write(m json.RawMessage) error { return a.conn.Send(envelope(ChannelAgent, m)) }
+
+// Close does nothing: the envelope's reader owns the connection.
+func (a *agentStream) Close() error { return nil }
+
+// envelope frames data (JSON) as {"channel":...,"data":...}.
+func envelope(channel string, data []byte) []byte {
+	b := make([]byte, 0, len(data)+len(channel)+24)
+	b = append(b, `{"channel":"`...)
+	b = append(b, channel...)
+	b = append(b, `","data":`...)
+	b = append(b, data...)
+	return append(b, '}')
+}
+
+func systemError(msg string) []byte {
+	return envelope(ChannelSystem, mustJSON(systemEvent{Type: "error", Message: msg}))
+}
+
+// safeChannel echoes a known channel name, else "system".
+func safeChannel(c string) string {
+	if c == ChannelAgent || c == ChannelFS {
+		return c
+	}
+	return ChannelSystem
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// describe words a JSON decoding error for a person.
+func describe(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not JSON: %s (byte %d)", syn.Error(), syn.Offset)
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf("invalid type: field `%s` is a %s, expected a %s", typ.Field, typ.Value, typ.Type)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("invalid type: %s, expected an object {channel, data}", typ.Value)
+	}
+	return err.Error()
+}

@@ -1,0 +1,169 @@
+// Package ws serves openheim's WebSockets: /ws, the multiplexed envelope
+// of seed 000 (agent, fs and system channels), and /acp, bare ACP with one
+// JSON-RPC message per text frame. Every connection runs its own ACP peer
+// over the one shared Hub, so connections see each other's turns.
+package ws
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/history"
+)
+
+// Defaults for Server's limits.
+const (
+	DefaultSendQueue = 1024    // frames waiting for one client
+	DefaultMaxFrame  = 8 << 20 // bytes in one frame from a client
+	DefaultMaxConns  = 4096
+)
+
+// Server holds the WebSocket endpoints' shared state.
+type Server struct {
+	Engine  *engine.Engine
+	Catalog *history.Catalog
+	Hub     *acp.Hub
+	Version string
+
+	SendQueue int   // frames queued per client before it is closed as too slow
+	MaxFrame  int64 // largest frame a client may send
+	MaxConns  int   // connections at once; more are refused with 503
+	// CheckOrigin accepts a browser's Origin; nil accepts every origin.
+	CheckOrigin func(r *http.Request) bool
+	Log         *slog.Logger
+
+	once     sync.Once
+	upgrader websocket.Upgrader
+
+	mu      sync.Mutex
+	conns   map[*Conn]struct{}
+	closing bool
+	wg      sync.WaitGroup
+}
+
+func (s *Server) init() {
+	s.once.Do(func() {
+		if s.SendQueue <= 0 {
+			s.SendQueue = DefaultSendQueue
+		}
+		if s.MaxFrame <= 0 {
+			s.MaxFrame = DefaultMaxFrame
+		}
+		if s.MaxConns <= 0 {
+			s.MaxConns = DefaultMaxConns
+		}
+		if s.Log == nil {
+			s.Log = slog.Default()
+		}
+		check := s.CheckOrigin
+		if check == nil {
+			check = func(*http.Request) bool { return true }
+		}
+		s.upgrader = websocket.Upgrader{
+			HandshakeTimeout: 10 * time.Second,
+			WriteBufferPool:  &sync.Pool{}, // idle connections hold no write buffer
+			CheckOrigin:      check,
+			Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
+				writeError(w, status, reason.Error())
+			},
+		}
+		s.conns = map[*Conn]struct{}{}
+	})
+}
+
+// accept upgrades r and registers the connection; nil when refused (the
+// response has been written).
+func (s *Server) accept(w http.ResponseWriter, r *http.Request) *Conn {
+	s.init()
+	s.mu.Lock()
+	full, closing := len(s.conns) >= s.MaxConns, s.closing
+	s.mu.Unlock()
+	if closing {
+		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return nil
+	}
+	if full {
+		writeError(w, http.StatusServiceUnavailable, "too many connections")
+		return nil
+	}
+	c, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		s.Log.Debug("ws: upgrade refused", "err", err, "remote", r.RemoteAddr)
+		return nil
+	}
+	conn := newConn(c, s.SendQueue, s.MaxFrame)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		conn.Close(websocket.CloseGoingAway, reasonShutdown)
+		return nil
+	}
+	s.conns[conn] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	return conn
+}
+
+func (s *Server) release(conn *Conn) {
+	<-conn.Done()
+	s.mu.Lock()
+	delete(s.conns, conn)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+func (s *Server) agent() *acp.Agent {
+	return &acp.Agent{Engine: s.Engine, Catalog: s.Catalog, Version: s.Version, Hub: s.Hub}
+}
+
+// Conns reports how many connections are open.
+func (s *Server) Conns() int {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Notify sends a system notice to every /ws connection (shutting_down).
+func (s *Server) Notify(kind, message string) {
+	s.init()
+	frame := envelope("system", mustJSON(systemEvent{Type: kind, Message: message}))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.envelope {
+			c.Send(frame)
+		}
+	}
+}
+
+// Shutdown refuses new connections, closes every open one with "going
+// away" (after what is queued for it), and waits until their handlers have
+// returned or ctx ends. Stop the Hub first so clients get their turns'
+// cancelled answers before the close.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.init()
+	s.mu.Lock()
+	s.closing = true
+	for c := range s.conns {
+		c.Close(websocket.CloseGoingAway, reasonShutdown)
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

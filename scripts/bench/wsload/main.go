@@ -1,0 +1,212 @@
+// Command wsload is the load benchmark of `openheim serve`. For each -conns
+// value it starts a fresh server, opens that many WebSocket connections to
+// /ws, creates one ACP session on each, waits until all are set up, then
+// prompts every session at once. The provider is scripts/bench/streamllm:
+// zero latency, each reply a stream of -chunks deltas stamped with their
+// send time. It reports updates delivered per second, delivery latency
+// (p50, p99, max) and the server's RSS idle, with the connections held, and
+// at its peak. It exits 1 if any session failed. scripts/bench/serve.sh
+// builds everything and runs it.
+//
+// Every wait has a deadline (-timeout per run), and all traffic is loopback.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+type options struct {
+	bin, config, home string // start `bin --config config serve` per run, data dirs under home
+	url               string // or use the server already at this http:// URL...
+	pid               int    // ...whose pid this is (0: no memory figures)
+	llmPid            int    // the provider's pid, for its CPU time (0: not shown)
+	cwd               string
+	chunks            int
+	dialPar           int
+	timeout           time.Duration
+	settle            time.Duration
+	verbose           bool
+}
+
+func main() {
+	var o options
+	var connsFlag string
+	flag.StringVar(&o.bin, "openheim", "", "openheim binary to start (`serve --host 127.0.0.1 --port 0`) fresh for each run")
+	flag.StringVar(&o.config, "config", "", "config file passed to openheim with --config")
+	flag.StringVar(&o.home, "home", os.TempDir(), "directory under which each run gets a fresh OPENHEIM_HOME")
+	flag.StringVar(&o.url, "url", "", "instead of -openheim: the http:// URL of a running server")
+	flag.IntVar(&o.pid, "pid", 0, "with -url: the server's pid, to read its memory and CPU")
+	flag.IntVar(&o.llmPid, "llm-pid", 0, "the fake provider's pid, to report its CPU time")
+	flag.StringVar(&o.cwd, "cwd", "", "absolute cwd for session/new (the config's work_dir)")
+	flag.StringVar(&connsFlag, "conns", "100,1000", "comma-separated connection counts, one run each")
+	flag.IntVar(&o.chunks, "chunks", 200, "deltas per provider reply (as given to streamllm), to check none is lost")
+	flag.IntVar(&o.dialPar, "dial-par", 16, "connections set up at once (keeps the accept backlog from overflowing)")
+	flag.DurationVar(&o.timeout, "timeout", 45*time.Second, "deadline of each run, set-up included")
+	flag.DurationVar(&o.settle, "settle", 500*time.Millisecond, "pause before reading idle memory")
+	flag.BoolVar(&o.verbose, "v", false, "copy the server's stderr to ours")
+	flag.Parse()
+
+	var conns []int
+	for f := range strings.SplitSeq(connsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fatalf("-conns: %q is not a positive count", f)
+		}
+		conns = append(conns, n)
+	}
+	if (o.bin == "") == (o.url == "") {
+		fatalf("give exactly one of -openheim and -url")
+	}
+	if o.cwd == "" {
+		fatalf("-cwd is required: the work_dir sessions run in")
+	}
+
+	var results []*runResult
+	for _, n := range conns {
+		r, err := run(o, n)
+		if err != nil {
+			fatalf("%d connections: %v", n, err)
+		}
+		results = append(results, r)
+	}
+	fmt.Printf("openheim serve under load: each connection one session, one prompt, %d streamed chunks (loopback)\n", o.chunks)
+	fmt.Print(header)
+	for _, r := range results {
+		r.row(os.Stdout)
+	}
+	fmt.Println()
+	failed := 0
+	for _, r := range results {
+		r.notes(os.Stdout, o.chunks)
+		failed += r.failed()
+	}
+	targets(results)
+	if failed > 0 {
+		fmt.Fprintf(os.Stderr, "wsload: %d sessions failed\n", failed)
+		os.Exit(1)
+	}
+}
+
+func fatalf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "wsload: "+format+"\n", a...)
+	os.Exit(1)
+}
+
+// run is one measurement: n connections against a fresh server.
+func run(o options, n int) (res *runResult, err error) {
+	base, pid := o.url, o.pid
+	if o.bin != "" {
+		home, err := os.MkdirTemp(o.home, "home-")
+		if err != nil {
+			return nil, err
+		}
+		srv, err := startServer(o.bin, o.config, home, 15*time.Second, o.verbose)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			// What it logged before being asked to stop; its shutdown
+			// message is not news.
+			lines, head := srv.Stderr()
+			stopErr := srv.stop()
+			if res != nil {
+				res.stopErr = stopErr
+				res.stderrLines, res.stderrHead = lines, head
+			}
+		}()
+		base, pid = srv.URL, srv.Pid()
+	}
+	r := &runResult{conns: n, errs: map[string]int{}, others: map[string]int{}}
+	time.Sleep(o.settle)
+	r.idle = mem(pid)
+
+	ctx, cancel := context.WithTimeoutCause(context.Background(), o.timeout,
+		fmt.Errorf("run deadline (-timeout %v) passed", o.timeout))
+	defer cancel()
+	start := make(chan struct{})
+	var ready, all sync.WaitGroup
+	ready.Add(n)
+	co := clientOpts{
+		url:      "ws" + strings.TrimPrefix(strings.TrimRight(base, "/"), "http") + "/ws",
+		cwd:      o.cwd,
+		chunks:   o.chunks,
+		setupSem: make(chan struct{}, o.dialPar),
+		start:    start,
+		ready:    ready.Done,
+	}
+	conns := make([]*connResult, n)
+	t0 := time.Now()
+	for i := range n {
+		all.Go(func() { conns[i] = runConn(ctx, co) })
+	}
+	ready.Wait() // bounded: every set-up step has ctx's deadline
+	r.setup = time.Since(t0)
+	time.Sleep(o.settle)
+	r.held = mem(pid)
+
+	srv0, llm0, drv0 := readCPU(pid), readCPU(o.llmPid), readCPU(os.Getpid())
+	p0 := time.Now()
+	close(start)
+	all.Wait()
+	r.cpuServer, r.cpuLLM, r.cpuDriver = readCPU(pid)-srv0, readCPU(o.llmPid)-llm0, readCPU(os.Getpid())-drv0
+	r.after = mem(pid)
+	for _, c := range conns {
+		if c.conn != nil {
+			c.conn.close()
+		}
+	}
+
+	var last int64
+	for _, c := range conns {
+		r.add(c)
+		last = max(last, c.done)
+		if c.first > 0 {
+			r.firsts = append(r.firsts, c.first-p0.UnixNano())
+		}
+	}
+	if last > 0 {
+		r.wall = time.Duration(last - p0.UnixNano())
+	}
+	slices.Sort(r.lat)
+	slices.Sort(r.firsts)
+	if r.setupOK == 0 {
+		return r, errors.New("no session could be set up: " + tally(r.errs))
+	}
+	return r, nil
+}
+
+// mem reads a server's memory; zeros when there is no pid to read.
+func mem(pid int) procMem {
+	if pid <= 0 {
+		return procMem{}
+	}
+	m, err := readMem(pid)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "wsload: reading server memory: %v\n", err)
+	}
+	return m
+}
+
+// targets checks the issue's goals on the largest run: 1,000 sessions held,
+// at least 100,000 updates/s, idle RSS under 40 MB.
+func targets(results []*runResult) {
+	r := slices.MaxFunc(results, func(a, b *runResult) int { return a.conns - b.conns })
+	ok := func(b bool) string {
+		if b {
+			return "ok"
+		}
+		return "MISSED"
+	}
+	fmt.Printf("\ntargets (%d conns): sessions held %d/%d %s; %.0f updates/s >= 100000 %s; idle RSS %.1f MB < 40 MB %s\n",
+		r.conns, r.setupOK, r.conns, ok(r.setupOK == r.conns && r.conns >= 1000),
+		r.perSecond(), ok(r.perSecond() >= 100000), mb(r.idle.RSS), ok(r.idle.RSS > 0 && r.idle.RSS < 40*1024))
+}
