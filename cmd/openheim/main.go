@@ -12,11 +12,17 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
+// atExit runs before the process exits (the pprof build hooks in here).
+var atExit []func()
+
 func main() {
 	ios := commands.System()
 	err := commands.NewRoot(ios, version).Run(context.Background(), os.Args)
 	if err != nil {
 		commands.PrintError(ios, err)
+	}
+	for _, f := range atExit {
+		f()
 	}
 	os.Exit(commands.CodeOf(err))
 }

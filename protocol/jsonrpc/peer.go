@@ -455,8 +455,18 @@ func (p *Peer) Notify(method string, params any) error {
 	if err != nil {
 		return fmt.Errorf("jsonrpc: %s: marshal params: %w", method, err)
 	}
-	b, err := json.Marshal(requestMsg{JSONRPC: "2.0", Method: method, Params: ps})
-	if err != nil {
+	// Notifications are the hot path (every streamed chunk): the envelope
+	// is appended around the params rather than re-encoded, which would
+	// validate and copy them a second time.
+	var b []byte
+	if plainName(method) {
+		b = make([]byte, 0, len(ps)+len(method)+40)
+		b = append(append(append(b, `{"jsonrpc":"2.0","method":"`...), method...), '"')
+		if ps != nil {
+			b = append(append(b, `,"params":`...), ps...)
+		}
+		b = append(b, '}')
+	} else if b, err = json.Marshal(requestMsg{JSONRPC: "2.0", Method: method, Params: ps}); err != nil {
 		return fmt.Errorf("jsonrpc: %s: marshal params: %w", method, err)
 	}
 	select {
@@ -465,4 +475,15 @@ func (p *Peer) Notify(method string, params any) error {
 	default:
 	}
 	return p.s.Write(b)
+}
+
+// plainName reports whether a method name needs no JSON escaping.
+func plainName(m string) bool {
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

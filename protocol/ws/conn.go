@@ -36,6 +36,7 @@ var ErrClosed = errors.New("ws: connection closed")
 // a reason instead of stalling the turn that produces its updates.
 type Conn struct {
 	ws       *websocket.Conn
+	batch    *batchConn
 	envelope bool // speaks seed 000's {channel, data} (gets system notices)
 
 	mu     sync.Mutex
@@ -51,11 +52,11 @@ type Conn struct {
 	readDone chan struct{} // closed when Read has failed: the client is gone
 }
 
-func newConn(c *websocket.Conn, limit int, readLimit int64) *Conn {
+func newConn(c *websocket.Conn, batch *batchConn, limit int, readLimit int64) *Conn {
 	c.SetReadLimit(readLimit)
 	c.SetReadDeadline(time.Now().Add(pongWait))
 	c.SetPongHandler(func(string) error { return c.SetReadDeadline(time.Now().Add(pongWait)) })
-	conn := &Conn{ws: c, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}), readDone: make(chan struct{})}
+	conn := &Conn{ws: c, batch: batch, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}), readDone: make(chan struct{})}
 	go conn.writeLoop()
 	return conn
 }
@@ -139,14 +140,11 @@ func (c *Conn) writeLoop() {
 		batch, c.queue = c.queue, batch[:0]
 		closed, code, reason := c.closed, c.code, c.reason
 		c.mu.Unlock()
-		for i, f := range batch {
-			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			if c.ws.WriteMessage(websocket.TextMessage, f) != nil {
-				c.abandon()
-				return
-			}
-			batch[i] = nil
+		if !c.writeBatch(batch) {
+			c.abandon()
+			return
 		}
+		clear(batch)
 		if closed {
 			c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(writeWait))
 			// Closing the socket with the client's frames unread would
@@ -163,11 +161,36 @@ func (c *Conn) writeLoop() {
 	}
 }
 
+// writeBatch writes frames, in one system call when the connection batches.
+func (c *Conn) writeBatch(frames [][]byte) bool {
+	if len(frames) == 0 {
+		return true
+	}
+	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+	if c.batch != nil {
+		c.batch.begin()
+	}
+	ok := true
+	for _, f := range frames {
+		if c.ws.WriteMessage(websocket.TextMessage, f) != nil {
+			ok = false
+			break
+		}
+	}
+	if c.batch != nil && c.batch.end() != nil {
+		ok = false
+	}
+	return ok
+}
+
 // drain half-closes the socket and discards what the client still sends
 // until it closes too (or briefly): closing with unread data would reset
 // the connection, and the client could lose the close frame and its reason.
 func (c *Conn) drain() {
 	nc := c.ws.UnderlyingConn()
+	if bc, ok := nc.(*batchConn); ok {
+		nc = bc.Conn
+	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.CloseWrite()
 	}

@@ -92,12 +92,13 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) *Conn {
 		writeError(w, http.StatusServiceUnavailable, "too many connections")
 		return nil
 	}
-	c, err := s.upgrader.Upgrade(w, r, nil)
+	hj := &hijacker{ResponseWriter: w}
+	c, err := s.upgrader.Upgrade(hj, r, nil)
 	if err != nil {
 		s.Log.Debug("ws: upgrade refused", "err", err, "remote", r.RemoteAddr)
 		return nil
 	}
-	conn := newConn(c, s.SendQueue, s.MaxFrame)
+	conn := newConn(c, hj.conn, s.SendQueue, s.MaxFrame)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()

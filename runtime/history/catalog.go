@@ -42,6 +42,11 @@ func (c *Catalog) dirtyDir() string { return c.IndexDir + ".dirty" }
 // cheap (one file creation) and never fails the caller's write: the
 // worst case of a lost marker is a stale entry until `sessions reindex`.
 func (c *Catalog) MarkDirty(id string) {
+	// A marker already there needs nothing: looking it up is far cheaper
+	// than creating, which locks the directory (many turns at once).
+	if _, err := os.Lstat(filepath.Join(c.dirtyDir(), id)); err == nil {
+		return
+	}
 	f, err := os.OpenFile(filepath.Join(c.dirtyDir(), id), os.O_CREATE|os.O_WRONLY, 0o600)
 	if errors.Is(err, os.ErrNotExist) {
 		if os.MkdirAll(c.dirtyDir(), 0o700) == nil {

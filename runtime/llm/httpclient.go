@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -45,15 +46,27 @@ func newSSEClient(url string, timeout time.Duration, hc *http.Client, secret str
 // newHTTPClient bounds connecting, the TLS handshake and waiting for the
 // response headers by timeout (none when it is negative). It sets no
 // http.Client.Timeout: that would kill a healthy long stream.
+//
+// Clients are shared per timeout for the life of the process: a provider
+// is made for every turn, and a transport per turn would open a new
+// connection (and TLS handshake) each time and strand its idle ones.
 func newHTTPClient(timeout time.Duration) *http.Client {
+	if c, ok := httpClients.Load(timeout); ok {
+		return c.(*http.Client)
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// A server streams many turns to one provider at once.
+	tr.MaxIdleConnsPerHost = 32
 	if timeout > 0 {
 		tr.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
 		tr.ResponseHeaderTimeout = timeout
 		tr.TLSHandshakeTimeout = timeout
 	}
-	return &http.Client{Transport: tr}
+	c, _ := httpClients.LoadOrStore(timeout, &http.Client{Transport: tr})
+	return c.(*http.Client)
 }
+
+var httpClients sync.Map // time.Duration -> *http.Client
 
 // requestHeader is the header every request of a client carries: the key
 // under keyHeader (only when set; value prefix e.g. "Bearer "), defaults,

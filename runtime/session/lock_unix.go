@@ -5,6 +5,7 @@ package session
 import (
 	"errors"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -13,25 +14,63 @@ const canProbePIDs = true
 
 // lockGuard holds an exclusive flock on the guard file. The guard file is
 // never removed: unlinking it would let two processes lock different inodes.
+//
+// The file stays open for the life of the process and a mutex serialises
+// this process's holders (flock does not exclude holders of one open file):
+// opening it with O_CREAT for every lease would take the history
+// directory's lock each time, which a server running many turns contends on.
 func lockGuard(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
+	g := guardFor(path)
+	g.mu.Lock()
+	if err := g.open(path); err != nil {
+		g.mu.Unlock()
 		return nil, err
 	}
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		err = syscall.Flock(int(g.f.Fd()), syscall.LOCK_EX)
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
 	}
 	if err != nil {
-		f.Close()
+		g.mu.Unlock()
 		return nil, err
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		syscall.Flock(int(g.f.Fd()), syscall.LOCK_UN)
+		g.mu.Unlock()
 	}, nil
+}
+
+type guardFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+var guards sync.Map // path -> *guardFile
+
+func guardFor(path string) *guardFile {
+	g, _ := guards.LoadOrStore(path, &guardFile{})
+	return g.(*guardFile)
+}
+
+// open (re)opens the guard unless the open file is still the one at path
+// (a history dir removed and made again has a new guard).
+func (g *guardFile) open(path string) error {
+	if g.f != nil {
+		st, err := os.Stat(path)
+		if fi, ferr := g.f.Stat(); err == nil && ferr == nil && os.SameFile(st, fi) {
+			return nil
+		}
+		g.f.Close()
+		g.f = nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	g.f = f
+	return nil
 }
 
 // pidAlive reports whether pid exists on this host. EPERM means it exists

@@ -78,7 +78,7 @@ func (s *FileStore) Create(meta Meta) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return s.SaveMeta(meta)
+	return s.writeMeta(meta, true)
 }
 
 // LoadMeta implements Store.
@@ -158,7 +158,13 @@ func isLastLine(lines [][]byte, i int) bool {
 
 // SaveMeta implements Store: temp file, fsync, rename, so a crash leaves
 // either the old meta or the new one.
-func (s *FileStore) SaveMeta(meta Meta) error {
+func (s *FileStore) SaveMeta(meta Meta) error { return s.writeMeta(meta, false) }
+
+// writeMeta replaces the meta file atomically. Only a new session's needs
+// the directory synced: a rewrite lost to a crash leaves the previous,
+// complete meta, and each directory sync is a journal commit that stalls
+// every other session's file creation.
+func (s *FileStore) writeMeta(meta Meta, isNew bool) error {
 	if err := ValidateID(meta.ID); err != nil {
 		return err
 	}
@@ -169,7 +175,7 @@ func (s *FileStore) SaveMeta(meta Meta) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(s.metaPath(meta.ID), append(data, '\n'))
+	return writeAtomic(s.metaPath(meta.ID), append(data, '\n'), isNew)
 }
 
 // Append implements Store.
@@ -186,7 +192,12 @@ func (s *FileStore) Append(id string, msgs ...message.Message) error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	f, err := os.OpenFile(s.msgsPath(id), os.O_RDWR|os.O_CREATE, 0o600)
+	// Without O_CREATE first: creating takes the directory's lock even when
+	// the file exists, and a server appends to many sessions at once.
+	f, err := os.OpenFile(s.msgsPath(id), os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = os.OpenFile(s.msgsPath(id), os.O_RDWR|os.O_CREATE, 0o600)
+	}
 	if err != nil {
 		return err
 	}
@@ -280,7 +291,7 @@ func Latest(s Store, cwd string) (*Meta, error) {
 	return nil, fmt.Errorf("%w: no session in %s", ErrNotFound, cwd)
 }
 
-func writeAtomic(path string, data []byte) error {
+func writeAtomic(path string, data []byte, syncParent bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -305,6 +316,9 @@ func writeAtomic(path string, data []byte) error {
 	if werr != nil {
 		os.Remove(tmp.Name())
 		return werr
+	}
+	if !syncParent {
+		return nil
 	}
 	return syncDir(filepath.Dir(path))
 }

@@ -23,7 +23,7 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4096 ]; then
   exit 1
 fi
 
-go build -trimpath -ldflags '-s -w' -o "$tmp/openheim" ./cmd/openheim
+go build -trimpath ${BUILDTAGS:+-tags "$BUILDTAGS"} -ldflags '-s -w' -o "$tmp/openheim" ./cmd/openheim
 go build -o "$tmp/streamllm" ./scripts/bench/streamllm
 go build -o "$tmp/wsload" ./scripts/bench/wsload
 
