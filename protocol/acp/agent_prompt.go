@@ -136,9 +136,14 @@ func (a *Agent) send(ev event.Event) {
 }
 
 func (a *Agent) notify(sessionID string, u SessionUpdate) {
-	var params any = SessionNotification{SessionID: sessionID, Update: u}
+	var params any
 	if a.isInline() {
 		params = inlineUpdate(sessionID, u)
+	} else if b, err := encodeNotification(SessionNotification{SessionID: sessionID, Update: u}); err == nil {
+		params = b
+	} else {
+		slog.Warn("acp: dropping an update that does not encode", "err", err)
+		return
 	}
 	if err := a.peer.Notify(MethodSessionUpdate, params); err != nil {
 		slog.Debug("acp: dropping an update for a closed connection", "err", err)

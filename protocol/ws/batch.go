@@ -21,7 +21,7 @@ type batchConn struct {
 }
 
 // flushAt bounds a batch's buffer.
-const flushAt = 64 << 10
+const flushAt = 16 << 10
 
 func (c *batchConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
@@ -38,9 +38,13 @@ func (c *batchConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// batchBufs recycles batch buffers: a busy client fills one per wake-up.
+var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, flushAt+4<<10); return &b }}
+
 func (c *batchConn) begin() {
 	c.mu.Lock()
 	c.batching = true
+	c.buf = (*batchBufs.Get().(*[]byte))[:0]
 	c.mu.Unlock()
 }
 
@@ -50,9 +54,11 @@ func (c *batchConn) end() error {
 	defer c.mu.Unlock()
 	c.batching = false
 	err := c.flushLocked()
-	if cap(c.buf) > 8<<10 {
-		c.buf = nil // an idle client keeps no big buffer
+	if cap(c.buf) <= 2*flushAt { // a huge frame's buffer is left to the GC
+		b := c.buf
+		batchBufs.Put(&b)
 	}
+	c.buf = nil // an idle client keeps no buffer
 	return err
 }
 

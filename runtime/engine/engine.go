@@ -128,15 +128,20 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		}
 		meta, history = conv.Meta, conv.Messages
 	}
+	before := meta
 	if meta.Title == nil {
 		meta.Title = session.Str(session.Title(textOf(req.Input)))
 	}
 	meta.Model, meta.Provider = session.Str(resolved.Model), session.Str(resolved.ProviderName)
 	meta.Cwd = session.Str(workDir)
 	meta.UpdatedAt = now.UTC()
-	if isNew {
+	switch {
+	case isNew:
 		err = e.Store.Create(meta)
-	} else {
+	case describedAlike(before, meta):
+		// Nothing a reader shows changed; the end of the turn saves the
+		// new updated_at. Skipping saves a file rewrite per turn.
+	default:
 		err = e.Store.SaveMeta(meta)
 	}
 	if err != nil {
@@ -231,6 +236,13 @@ func (e *Engine) now() time.Time {
 		return e.Now()
 	}
 	return time.Now()
+}
+
+// describedAlike reports whether two metas differ at most in updated_at
+// and usage.
+func describedAlike(a, b session.Meta) bool {
+	same := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return same(a.Title, b.Title) && same(a.Model, b.Model) && same(a.Provider, b.Provider) && same(a.Cwd, b.Cwd)
 }
 
 func textOf(blocks []message.Block) string {

@@ -68,6 +68,7 @@ func (q *Queue) Close() {
 
 func (q *Queue) run(sink Sink) {
 	defer close(q.done)
+	var spare []Event
 	for {
 		q.mu.Lock()
 		for len(q.buf) == 0 && !q.closed {
@@ -77,12 +78,15 @@ func (q *Queue) run(sink Sink) {
 			q.mu.Unlock()
 			return
 		}
+		// Two buffers swap roles, so a steady stream allocates none.
 		batch := q.buf
-		q.buf = nil
+		q.buf = spare[:0]
 		q.mu.Unlock()
 		for _, e := range batch {
 			sink.Emit(e)
 		}
+		clear(batch) // drop references to delivered content
+		spare = batch
 	}
 }
 

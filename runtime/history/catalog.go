@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openheim/openheim/index/sessions"
@@ -33,6 +34,8 @@ type Catalog struct {
 	Progress func(done, total int)
 	// Timeout bounds waiting for another process that holds the index.
 	Timeout time.Duration
+
+	markMu sync.Mutex
 }
 
 // dirtyDir holds one marker file per session changed since it was indexed.
@@ -47,6 +50,10 @@ func (c *Catalog) MarkDirty(id string) {
 	if _, err := os.Lstat(filepath.Join(c.dirtyDir(), id)); err == nil {
 		return
 	}
+	// One creation at a time: each locks the directory in the kernel, and
+	// many threads spinning on it cost more than waiting here.
+	c.markMu.Lock()
+	defer c.markMu.Unlock()
 	f, err := os.OpenFile(filepath.Join(c.dirtyDir(), id), os.O_CREATE|os.O_WRONLY, 0o600)
 	if errors.Is(err, os.ErrNotExist) {
 		if os.MkdirAll(c.dirtyDir(), 0o700) == nil {

@@ -261,7 +261,7 @@ func (l *Locker) grace() time.Duration {
 // drop removes our lease; if someone took it over meanwhile it is theirs now.
 func (l *Locker) drop(dir, id string, ours lease) error {
 	return l.ifOurs(dir, id, ours, func(path string) error {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := inDir(filepath.Dir(path), func() error { return os.Remove(path) }); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -305,26 +305,29 @@ func readLease(path string) (lease, time.Time, error) {
 	return ls, st.ModTime(), nil
 }
 
-// writeLease replaces the lease by rename so readers never see half of one.
-// No fsync: a lease lost in a crash belonged to a turn that died with it.
+// writeLease writes the lease in place. Every reader holds the guard, so
+// none sees it half-written, and a crash mid-write leaves an unreadable
+// lease that UnreadableGrace covers; a temp file and a rename would cost
+// two more directory changes per turn. No fsync: a lease lost in a crash
+// belonged to a turn that died with it.
 func writeLease(path string, ls lease) error {
 	data, err := json.Marshal(ls)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = inDir(filepath.Dir(path), func() (err error) {
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			return err
+		})
+	}
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); werr == nil {
+	_, werr := f.Write(append(data, '\n'))
+	if cerr := f.Close(); werr == nil {
 		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
 	}
 	return werr
 }

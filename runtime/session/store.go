@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -71,7 +70,11 @@ func (s *FileStore) Create(meta Meta) error {
 	if err := ValidateID(meta.ID); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(s.msgsPath(meta.ID), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	var f *os.File
+	err := inDir(s.Dir, func() (err error) {
+		f, err = os.OpenFile(s.msgsPath(meta.ID), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create session %s: %w", meta.ID, err)
 	}
@@ -175,7 +178,7 @@ func (s *FileStore) writeMeta(meta Meta, isNew bool) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(s.metaPath(meta.ID), append(data, '\n'), isNew)
+	return replaceFile(s.metaPath(meta.ID), append(data, '\n'), true, isNew)
 }
 
 // Append implements Store.
@@ -196,7 +199,10 @@ func (s *FileStore) Append(id string, msgs ...message.Message) error {
 	// the file exists, and a server appends to many sessions at once.
 	f, err := os.OpenFile(s.msgsPath(id), os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		f, err = os.OpenFile(s.msgsPath(id), os.O_RDWR|os.O_CREATE, 0o600)
+		err = inDir(s.Dir, func() (err error) {
+			f, err = os.OpenFile(s.msgsPath(id), os.O_RDWR|os.O_CREATE, 0o600)
+			return err
+		})
 	}
 	if err != nil {
 		return err
@@ -289,38 +295,6 @@ func Latest(s Store, cwd string) (*Meta, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: no session in %s", ErrNotFound, cwd)
-}
-
-func writeAtomic(path string, data []byte, syncParent bool) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(tmp)
-	_, werr := w.Write(data)
-	if werr == nil {
-		werr = w.Flush()
-	}
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), 0o600)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return werr
-	}
-	if !syncParent {
-		return nil
-	}
-	return syncDir(filepath.Dir(path))
 }
 
 // syncDir makes a rename or a new file in dir durable.
