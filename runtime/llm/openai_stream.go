@@ -108,7 +108,7 @@ func decodeOAStream(body io.Reader, onDelta func(Delta) error) (*Response, error
 			continue
 		}
 		acc.chunks++
-		if err := acc.add([]byte(data), onDelta); err != nil {
+		if err := acc.add(data, onDelta); err != nil {
 			return nil, err
 		}
 	}
@@ -117,12 +117,12 @@ func decodeOAStream(body io.Reader, onDelta func(Delta) error) (*Response, error
 // add decodes one chunk. It walks the JSON with gjson instead of decoding
 // it into structs: this runs for every streamed token and was the biggest
 // cost of a busy server (a third of the time per chunk, 13 allocations).
-func (a *oaAccumulator) add(data []byte, onDelta func(Delta) error) error {
-	if !gjson.ValidBytes(data) {
+func (a *oaAccumulator) add(data string, onDelta func(Delta) error) error {
+	if !gjson.Valid(data) {
 		var v any
-		return a.malformed(data, json.Unmarshal(data, &v))
+		return a.malformed(data, json.Unmarshal([]byte(data), &v))
 	}
-	root := gjson.ParseBytes(data)
+	root := gjson.Parse(data)
 	if !root.IsObject() {
 		return a.malformed(data, errors.New("a chunk must be an object"))
 	}
@@ -217,10 +217,10 @@ func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(Delta) error) er
 	return nil
 }
 
-func (a *oaAccumulator) malformed(data []byte, err error) error {
+func (a *oaAccumulator) malformed(data string, err error) error {
 	// %v, not %w: a server that sends broken JSON will do it again, and
 	// wrapping could let the syntax error look like a transport failure.
-	return fmt.Errorf("llm: malformed JSON in stream chunk %d: %v (data: %q)", a.chunks, err, truncate(string(data), 200))
+	return fmt.Errorf("llm: malformed JSON in stream chunk %d: %v (data: %q)", a.chunks, err, truncate(data, 200))
 }
 
 func (a *oaAccumulator) malformedChunk(err error) error {
