@@ -27,11 +27,12 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	turnCtx, cancel, err := a.hub.begin(ls.id)
+	// The turn's context is the hub's, not this request's: it ends with the
+	// turn (hub.end), a session/cancel or the server, not with the client.
+	turnCtx, err := a.hub.begin(ls.id)
 	if err != nil {
 		return nil, rpcError(ls.id, err)
 	}
-	defer cancel()
 	ls.mu.Lock()
 	mode, provider, model := ls.mode, ls.provider, ls.model
 	ls.mu.Unlock()
@@ -57,6 +58,7 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
+		defer a.hub.delivered()
 		meta, end, err := a.Engine.Prompt(turnCtx, req)
 		queue.Close()
 		ls.mu.Lock()
@@ -74,9 +76,13 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 	select {
 	case o = <-done:
 	case <-ctx.Done():
-		// The client went away; the turn goes on under the hub, which
-		// cancels it only when asked to or when the server stops.
-		return nil, ctx.Err()
+		select {
+		case o = <-done: // ended too (the server is stopping): answer it
+		default:
+			// The client went away; the turn goes on under the hub, which
+			// cancels it only when asked to or when the server stops.
+			return nil, ctx.Err()
+		}
 	}
 	if o.err != nil {
 		return nil, rpcError(ls.id, o.err)

@@ -106,19 +106,19 @@ func (h *Hub) publish(ev event.Event, skip *Agent) {
 }
 
 // begin registers a turn of session id; it fails when one is running.
-func (h *Hub) begin(id string) (context.Context, context.CancelFunc, error) {
+func (h *Hub) begin(id string) (context.Context, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
-		return nil, nil, errStopping
+		return nil, errStopping
 	}
 	if h.turns[id] != nil {
-		return nil, nil, &session.BusyError{SessionID: id}
+		return nil, &session.BusyError{SessionID: id}
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
 	h.turns[id] = &turn{cancel: cancel, done: make(chan struct{})}
 	h.wg.Add(1)
-	return ctx, cancel, nil
+	return ctx, nil
 }
 
 func (h *Hub) end(id string) {
@@ -132,8 +132,12 @@ func (h *Hub) end(id string) {
 	if idle {
 		h.engine.Forget(id)
 	}
-	h.wg.Done()
 }
+
+// delivered is called once a turn's outcome is handed to its prompt
+// handler: Stop returns only after that, so a stopping server still
+// answers every prompt (stopReason cancelled) before it closes.
+func (h *Hub) delivered() { h.wg.Done() }
 
 // cancel stops the session's running turn, if any, and returns a channel
 // closed once it has ended and saved the session.

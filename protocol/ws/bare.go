@@ -14,7 +14,9 @@ func (s *Server) Bare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(conn)
-	err := s.agent().Serve(context.Background(), bareStream{conn})
+	defer conn.stop()
+	err := s.agent().Serve(conn.ctx, bareStream{conn})
+	close(conn.served)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.Log.Debug("ws: /acp connection ended", "err", err)
 	}

@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -39,6 +40,12 @@ type Conn struct {
 	batch    *batchConn
 	envelope bool // speaks seed 000's {channel, data} (gets system notices)
 
+	// ctx ends the connection's ACP peer (Shutdown); served is closed
+	// once the peer has answered what it was doing and stopped.
+	ctx    context.Context
+	stop   context.CancelFunc
+	served chan struct{}
+
 	mu     sync.Mutex
 	queue  [][]byte
 	limit  int
@@ -56,7 +63,8 @@ func newConn(c *websocket.Conn, batch *batchConn, limit int, readLimit int64) *C
 	c.SetReadLimit(readLimit)
 	c.SetReadDeadline(time.Now().Add(pongWait))
 	c.SetPongHandler(func(string) error { return c.SetReadDeadline(time.Now().Add(pongWait)) })
-	conn := &Conn{ws: c, batch: batch, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}), readDone: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	conn := &Conn{ws: c, batch: batch, ctx: ctx, stop: stop, served: make(chan struct{}), limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}), readDone: make(chan struct{})}
 	go conn.writeLoop()
 	return conn
 }

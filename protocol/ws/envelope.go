@@ -39,11 +39,11 @@ func (s *Server) Envelope(w http.ResponseWriter, r *http.Request) {
 	defer s.release(conn)
 	conn.Send(greeting)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := conn.ctx
+	defer conn.stop()
 	agentIn := make(chan json.RawMessage)
 	fsIn := make(chan json.RawMessage, fsBacklog)
-	agentDone := make(chan struct{})
+	agentDone := conn.served
 	go func() {
 		defer close(agentDone)
 		st := &agentStream{in: agentIn, conn: conn}
@@ -60,7 +60,7 @@ func (s *Server) Envelope(w http.ResponseWriter, r *http.Request) {
 	s.readEnvelopes(conn, agentIn, fsIn, agentDone)
 	close(fsIn)
 	close(agentIn)
-	cancel()
+	conn.stop()
 	<-agentDone
 	<-fsDone
 }

@@ -152,10 +152,23 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.init()
 	s.mu.Lock()
 	s.closing = true
+	conns := make([]*Conn, 0, len(s.conns))
 	for c := range s.conns {
-		c.Close(websocket.CloseGoingAway, reasonShutdown)
+		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	// Each peer answers what it was handling (a cancelled turn's prompt)
+	// and stops; then its connection closes after what is queued.
+	for _, c := range conns {
+		c.stop()
+	}
+	for _, c := range conns {
+		select {
+		case <-c.served:
+		case <-ctx.Done():
+		}
+		c.Close(websocket.CloseGoingAway, reasonShutdown)
+	}
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
