@@ -23,6 +23,8 @@ const (
 	maxBodyBytes   = 1 << 20 // REST request bodies
 	restTimeout    = 30 * time.Second
 	headerTimeout  = 10 * time.Second
+	readTimeout    = 30 * time.Second // a whole request (WebSockets reset it)
+	writeTimeout   = time.Minute      // a whole response (WebSockets reset it)
 	idleTimeout    = 2 * time.Minute
 	maxHeaderBytes = 64 << 10
 )
@@ -82,6 +84,8 @@ func New(opts Options) *Server {
 	return &Server{hub: hub, ws: wss, log: log, http: &http.Server{
 		Handler:           g.wrap(mux),
 		ReadHeaderTimeout: headerTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
