@@ -305,29 +305,14 @@ func readLease(path string) (lease, time.Time, error) {
 	return ls, st.ModTime(), nil
 }
 
-// writeLease writes the lease in place. Every reader holds the guard, so
-// none sees it half-written, and a crash mid-write leaves an unreadable
-// lease that UnreadableGrace covers; a temp file and a rename would cost
-// two more directory changes per turn. No fsync: a lease lost in a crash
-// belonged to a turn that died with it.
+// writeLease replaces the lease by rename so no reader, and no process
+// killed mid-write, ever leaves half of one (an unreadable lease blocks the
+// session for UnreadableGrace). No fsync: a lease lost in a crash belonged
+// to a turn that died with it.
 func writeLease(path string, ls lease) error {
 	data, err := json.Marshal(ls)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		err = inDir(filepath.Dir(path), func() (err error) {
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-			return err
-		})
-	}
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(append(data, '\n'))
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+	return replaceFile(path, append(data, '\n'), false, false)
 }

@@ -5,14 +5,28 @@ package tools
 // first. TestSpecsMatchSeed guards against drift.
 
 import (
+	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/openheim/openheim/runtime/llm"
 )
 
+// spec builds a tool's spec once (compacted) and shares it: specs are read
+// for every model request of every turn, and must not be modified.
 func spec(name, description, params string) llm.ToolSpec {
-	return llm.ToolSpec{Name: name, Description: description, Parameters: json.RawMessage(params)}
+	if s, ok := specs.Load(name); ok {
+		return s.(llm.ToolSpec)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(params)); err != nil {
+		panic("tools: the schema of " + name + " is not JSON: " + err.Error())
+	}
+	s, _ := specs.LoadOrStore(name, llm.ToolSpec{Name: name, Description: description, Parameters: buf.Bytes()})
+	return s.(llm.ToolSpec)
 }
+
+var specs sync.Map // tool name -> llm.ToolSpec
 
 const (
 	executeCommandName        = "execute_command"
