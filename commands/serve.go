@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/server"
+	"github.com/openheim/openheim/runtime/session"
 	"github.com/urfave/cli/v3"
 )
 
@@ -92,6 +93,7 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 		return err
 	}
 	env.catalog.Progress = nil
+	session.SweepSpares(env.files.Dir) // files left by crashed processes
 
 	l, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
 	if err != nil {

@@ -305,6 +305,7 @@ Examples:
 				return err
 			}
 			start := time.Now()
+			session.SweepSpares(env.files.Dir) // files left by crashed processes
 			n, err := env.catalog.Reindex()
 			if err != nil {
 				return failure(fmt.Errorf("sessions reindex: %w", err))

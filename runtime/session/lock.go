@@ -261,7 +261,7 @@ func (l *Locker) grace() time.Duration {
 // drop removes our lease; if someone took it over meanwhile it is theirs now.
 func (l *Locker) drop(dir, id string, ours lease) error {
 	return l.ifOurs(dir, id, ours, func(path string) error {
-		if err := inDir(filepath.Dir(path), func() error { return os.Remove(path) }); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := removeFile(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -314,5 +314,5 @@ func writeLease(path string, ls lease) error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(path, append(data, '\n'), false, false)
+	return replaceFile(path, append(data, '\n'), replacement{reuseOld: true})
 }

@@ -81,3 +81,11 @@ func pidAlive(pid int) bool {
 	}
 	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
+
+// linkCount is how many names a file has.
+func linkCount(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 0 // unknown: never reuse
+}

@@ -178,7 +178,7 @@ func (s *FileStore) writeMeta(meta Meta, isNew bool) error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(s.metaPath(meta.ID), append(data, '\n'), true, isNew)
+	return replaceFile(s.metaPath(meta.ID), append(data, '\n'), replacement{durable: true, syncParent: isNew})
 }
 
 // Append implements Store.
