@@ -2,7 +2,6 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -142,33 +141,18 @@ func (a *Agent) send(ev event.Event) {
 }
 
 func (a *Agent) notify(sessionID string, u SessionUpdate) {
-	var params any
+	encode := encodeNotification
 	if a.isInline() {
-		params = inlineUpdate(sessionID, u)
-	} else if b, err := encodeNotification(SessionNotification{SessionID: sessionID, Update: u}); err == nil {
-		params = b
-	} else {
+		encode = encodeInline
+	}
+	params, err := encode(SessionNotification{SessionID: sessionID, Update: u})
+	if err != nil {
 		slog.Warn("acp: dropping an update that does not encode", "err", err)
 		return
 	}
 	if err := a.peer.Notify(MethodSessionUpdate, params); err != nil {
 		slog.Debug("acp: dropping an update for a closed connection", "err", err)
 	}
-}
-
-// inlineUpdate is seed 000's form: the variant's fields beside sessionId,
-// and thinking as a message chunk marked _meta.kind = "thinking".
-func inlineUpdate(sessionID string, u SessionUpdate) map[string]any {
-	if u.SessionUpdate == string(event.AgentThoughtChunk) && u.Content != nil {
-		c := *u.Content
-		c.Meta = map[string]any{"kind": "thinking"}
-		u.SessionUpdate, u.Content = string(event.AgentMessageChunk), &c
-	}
-	b, _ := json.Marshal(u)
-	m := map[string]any{}
-	json.Unmarshal(b, &m)
-	m["sessionId"] = sessionID
-	return m
 }
 
 // asker asks the client about tool calls the permission rules want

@@ -3,6 +3,8 @@ package acp
 import (
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/openheim/openheim/runtime/event"
 )
 
 // encodeNotification renders session/update params. Text chunks, nearly
@@ -23,6 +25,49 @@ func encodeNotification(n SessionNotification) (json.RawMessage, error) {
 		return append(b, "}}}"...), nil
 	}
 	return json.Marshal(n)
+}
+
+// encodeInline renders seed 000's form of the params: the variant's
+// fields beside sessionId, and thinking as an agent_message_chunk marked
+// content._meta.kind = "thinking".
+func encodeInline(n SessionNotification) (json.RawMessage, error) {
+	u := n.Update
+	thinking := u.SessionUpdate == string(event.AgentThoughtChunk) && u.Content != nil
+	if thinking {
+		u.SessionUpdate = string(event.AgentMessageChunk)
+	}
+	if c := u.Content; c != nil && c.Type == "text" && plainChunk(u) && plainText(c) {
+		b := make([]byte, 0, len(c.Text)+len(n.SessionID)+len(u.SessionUpdate)+100)
+		b = append(b, `{"sessionId":`...)
+		b = appendJSONString(b, n.SessionID)
+		b = append(b, `,"sessionUpdate":`...)
+		b = appendJSONString(b, u.SessionUpdate)
+		b = append(b, `,"content":{"type":"text","text":`...)
+		b = appendJSONString(b, c.Text)
+		if thinking {
+			b = append(b, `,"_meta":{"kind":"thinking"}`...)
+		}
+		return append(b, "}}"...), nil
+	}
+	if thinking {
+		c := *u.Content
+		c.Meta = map[string]any{"kind": "thinking"}
+		u.Content = &c
+	}
+	return spliceSessionID(n.SessionID, u)
+}
+
+// spliceSessionID writes u's fields after a leading sessionId.
+func spliceSessionID(sessionID string, u SessionUpdate) (json.RawMessage, error) {
+	body, err := json.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(body)+len(sessionID)+16)
+	b = append(b, `{"sessionId":`...)
+	b = appendJSONString(b, sessionID)
+	b = append(b, ',')
+	return append(b, body[1:]...), nil
 }
 
 // plainChunk: only sessionUpdate and content are set.

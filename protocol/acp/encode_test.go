@@ -32,6 +32,39 @@ func TestEncodeNotificationMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestEncodeInlineMatchesGeneralPath: the direct inline chunk equals the
+// general inline encoding, and thinking is marked as seed 000 shows.
+func TestEncodeInlineMatchesGeneralPath(t *testing.T) {
+	for _, text := range []string{"", "Let me think <about> this\n", "bad \xff"} {
+		for _, kind := range []string{"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"} {
+			n := SessionNotification{SessionID: "s-1", Update: SessionUpdate{SessionUpdate: kind, Content: &ContentBlock{Type: "text", Text: text}}}
+			got, err := encodeInline(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := n.Update
+			if kind == "agent_thought_chunk" {
+				c := *u.Content
+				c.Meta = map[string]any{"kind": "thinking"}
+				u.SessionUpdate, u.Content = "agent_message_chunk", &c
+			}
+			want, _ := spliceSessionID(n.SessionID, u)
+			if string(got) != string(want) {
+				t.Errorf("%s %q:\n got %s\nwant %s", kind, text, got, want)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(got, &m); err != nil || m["sessionId"] != "s-1" || m["update"] != nil {
+				t.Errorf("not the inline form: %s", got)
+			}
+		}
+	}
+	title := "t"
+	got, _ := encodeInline(SessionNotification{SessionID: "s", Update: SessionUpdate{SessionUpdate: "tool_call", ToolCallID: "c", Title: &title, Status: "pending"}})
+	if string(got) != `{"sessionId":"s","sessionUpdate":"tool_call","toolCallId":"c","title":"t","status":"pending"}` {
+		t.Errorf("tool_call inline: %s", got)
+	}
+}
+
 func FuzzAppendJSONString(f *testing.F) {
 	f.Add("hello <&> \u2028 \xff")
 	f.Fuzz(func(t *testing.T, s string) {
