@@ -20,14 +20,7 @@ import (
 // SDK validates every message; an update it drops is logged as "Error
 // handling notification", which fails the test.
 func TestACPWithRealClient(t *testing.T) {
-	driverDir, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "acp"))
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(filepath.Join(driverDir, "node_modules", "@agentclientprotocol", "sdk")); err != nil || serr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node or the ACP SDK is missing (run npm ci in testdata/acp): %v %v", err, serr)
-		}
-		t.Skip("node or testdata/acp/node_modules missing; run: npm ci --prefix testdata/acp")
-	}
+	node, driverDir := acpSDK(t)
 	r := newRig(t)
 	var many []string
 	for i := range 5000 {
@@ -45,7 +38,7 @@ func TestACPWithRealClient(t *testing.T) {
 	cmd.Env = append(os.Environ(), "OPENHEIM_HOME="+r.home)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	if strings.Contains(stderr.String(), "Error handling notification") {
 		t.Errorf("the SDK rejected an update:\n%s", stderr.String())
 	}
@@ -78,4 +71,19 @@ func TestACPWithRealClient(t *testing.T) {
 	}
 	t.Logf("updates %v; first chunk %.2f ms after session/prompt; %d chunks at %d notifications/s",
 		report.Updates, report.FirstChunkMs, report.Streamed, report.NotificationsPerSecond)
+}
+
+// acpSDK returns node and the directory of the ACP SDK drivers; it skips
+// the test when they are missing, and fails it in CI, which installs them.
+func acpSDK(t *testing.T) (node, driverDir string) {
+	t.Helper()
+	driverDir, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "acp"))
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(driverDir, "node_modules", "@agentclientprotocol", "sdk")); err != nil || serr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node or the ACP SDK is missing (run npm ci in testdata/acp): %v %v", err, serr)
+		}
+		t.Skip("node or testdata/acp/node_modules missing; run: npm ci --prefix testdata/acp")
+	}
+	return node, driverDir
 }

@@ -30,14 +30,7 @@ import (
 // it drops is logged as "Error handling notification", which fails the
 // test. Last, SIGTERM stops the server: exit 0 and "openheim: stopped".
 func TestServeACPWithRealClient(t *testing.T) {
-	driverDir, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "acp"))
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(filepath.Join(driverDir, "node_modules", "@agentclientprotocol", "sdk")); err != nil || serr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node or the ACP SDK is missing (run npm ci in testdata/acp): %v %v", err, serr)
-		}
-		t.Skip("node or testdata/acp/node_modules missing; run: npm ci --prefix testdata/acp")
-	}
+	node, driverDir := acpSDK(t)
 	r := newRig(t)
 	work := filepath.Join(r.dir, "work")
 	if err := os.WriteFile(filepath.Join(work, "marker-for-list-dir.txt"), []byte("x"), 0o644); err != nil {

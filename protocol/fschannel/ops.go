@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"unicode/utf8"
+
+	"github.com/openheim/openheim/runtime/tools"
 )
 
 // list returns the entries of directory p in name order. Recursive lists
@@ -145,41 +147,10 @@ func (c *Channel) write(p, content string) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return fmt.Errorf("cannot create the parent directories of '%s': %s", p, reason(err))
 	}
-	if err := atomicWrite(abs, []byte(content)); err != nil {
+	if err := tools.WriteFileAtomic(abs, []byte(content)); err != nil {
 		return fmt.Errorf("cannot write '%s': %s", p, reason(err))
 	}
 	return nil
-}
-
-// atomicWrite replaces path through a temporary file in the same directory
-// and a rename, so a watcher or an editor never sees a half-written file.
-// An existing file keeps its permission bits; a new one gets 0644.
-func atomicWrite(path string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once the rename succeeded
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // mkdir creates directory p and its missing parents, like mkdir -p.

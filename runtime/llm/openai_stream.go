@@ -126,18 +126,8 @@ func (a *oaAccumulator) add(data string, onDelta func(Delta) error) error {
 	if !root.IsObject() {
 		return a.malformed(data, errors.New("a chunk must be an object"))
 	}
-	var choices, usage, errv gjson.Result
-	root.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "choices":
-			choices = v
-		case "usage":
-			usage = v
-		case "error":
-			errv = v
-		}
-		return true
-	})
+	f := members(root, "choices", "usage", "error")
+	choices, usage, errv := f[0], f[1], f[2]
 	if errv.Exists() && errv.Type != gjson.Null {
 		return chunkError(json.RawMessage(errv.Raw))
 	}
@@ -160,38 +150,16 @@ func (a *oaAccumulator) add(data string, onDelta func(Delta) error) error {
 }
 
 func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(Delta) error) error {
-	var index, delta, finish gjson.Result
-	ch.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "index":
-			index = v
-		case "delta":
-			delta = v
-		case "finish_reason":
-			finish = v
-		}
-		return true
-	})
+	f := members(ch, "index", "delta", "finish_reason")
+	index, delta, finish := f[0], f[1], f[2]
 	if index.Int() != 0 {
 		return nil // openheim asks for one choice
 	}
 	if finish.Type == gjson.String && finish.Str != "" {
 		a.finish = finish.Str
 	}
-	var content, reasoningContent, reasoning, calls gjson.Result
-	delta.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "content":
-			content = v
-		case "reasoning_content":
-			reasoningContent = v
-		case "reasoning":
-			reasoning = v
-		case "tool_calls":
-			calls = v
-		}
-		return true
-	})
+	f = members(delta, "content", "reasoning_content", "reasoning", "tool_calls")
+	content, reasoningContent, reasoning, calls := f[0], f[1], f[2], f[3]
 	// Fields some servers fill with other types (null, numbers) count as
 	// absent, as looseString does.
 	for _, f := range []struct {
@@ -215,6 +183,20 @@ func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(Delta) error) er
 		}
 	}
 	return nil
+}
+
+// members returns the named members (at most 4) of a JSON object, zero
+// Results for the missing ones, in one pass over it.
+func members(obj gjson.Result, names ...string) (out [4]gjson.Result) {
+	obj.ForEach(func(k, v gjson.Result) bool {
+		for i, n := range names {
+			if k.Str == n {
+				out[i] = v
+			}
+		}
+		return true
+	})
+	return out
 }
 
 func (a *oaAccumulator) malformed(data string, err error) error {

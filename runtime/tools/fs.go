@@ -44,7 +44,7 @@ func (DiskFS) WriteTextFile(_ context.Context, path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return &parentDirError{err}
 	}
-	return atomicWrite(path, []byte(content))
+	return WriteFileAtomic(path, []byte(content))
 }
 
 // openText lets read_file stream a local file instead of loading it whole,

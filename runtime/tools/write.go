@@ -49,10 +49,12 @@ func (t *WriteFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	return Result{Content: sprintf("Wrote %s to %s", plural(len(content), "byte", "bytes"), t.Sandbox.Rel(abs))}
 }
 
-// atomicWrite replaces path through a temporary file in the same directory
-// and a rename, so a crash or a concurrent reader never sees a half-written
-// file. An existing file keeps its permission bits.
-func atomicWrite(path string, data []byte) error {
+// WriteFileAtomic replaces path through a temporary file in the same
+// directory, synced, and a rename, so a crash, a watcher or a concurrent
+// reader never sees a half-written file. An existing file keeps its
+// permission bits; a new one gets 0644. The file tools and the fs channel
+// of /ws write through it.
+func WriteFileAtomic(path string, data []byte) error {
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
@@ -64,15 +66,17 @@ func atomicWrite(path string, data []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op once the rename succeeded
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
+	if err == nil {
+		err = tmp.Sync()
 	}
-	if err := tmp.Close(); err != nil {
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
