@@ -50,8 +50,8 @@ type Conn struct {
 	queue  [][]byte
 	limit  int
 	closed bool
-	code   int    // close frame to send once the queue is flushed
-	reason string // ...
+	code   int // with reason: the close frame sent once the queue is flushed
+	reason string
 	wake   chan struct{}
 	done   chan struct{} // closed when the writer has stopped
 
