@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/message"
 )
 
 // ACP tool kinds.
@@ -27,6 +28,10 @@ const (
 type Result struct {
 	Content string
 	IsError bool
+	// Images are image blocks (message.TypeImage, base64 data) the tool
+	// returned besides its text (MCP tools can); the loop shows them to
+	// the model after the tool results.
+	Images []message.Block
 }
 
 // Errorf is a failed result; the model sees the message.
