@@ -166,9 +166,14 @@ func (r *run) loop(ctx context.Context) event.End {
 		if err := r.persist(reply); err != nil {
 			return r.end(StopEndTurn, err)
 		}
-		results := r.runTools(ctx, calls)
+		results, images := r.runTools(ctx, calls)
 		if err := r.persist(message.Message{Role: message.RoleTool, Content: results}); err != nil {
 			return r.end(StopEndTurn, err)
+		}
+		if images != nil {
+			if err := r.persist(*images); err != nil {
+				return r.end(StopEndTurn, err)
+			}
 		}
 		if ctx.Err() != nil {
 			return r.end(StopCancelled, nil)

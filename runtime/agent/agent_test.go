@@ -303,3 +303,30 @@ func TestToolPanicIsAnError(t *testing.T) {
 		t.Fatalf("result = %+v", r)
 	}
 }
+
+// TestToolImagesReachTheModel: images a tool returns follow the tool
+// results as a user message, stored and sent with the next request.
+func TestToolImagesReachTheModel(t *testing.T) {
+	png := message.Block{Type: message.TypeImage, Data: "iVBORw0KGgo=", MimeType: "image/png"}
+	shot := &fakeTool{name: "screenshot", run: func(context.Context, json.RawMessage) tools.Result {
+		return tools.Result{Content: "captured", Images: []message.Block{png}}
+	}}
+	p := &scripted{replies: []func(context.Context, func(llm.Delta) error) (*llm.Response, error){
+		calls(use("c1", "screenshot", `{}`)), text("I see it."),
+	}}
+	end, _, saved := runTurn(t, &Agent{Provider: p, Tools: tools.NewRegistry(shot)}, context.Background())
+	if end.Err != nil || end.StopReason != StopEndTurn {
+		t.Fatalf("end = %+v", end)
+	}
+	// user, assistant(tool_use), tool, user(images), assistant
+	if len(saved) != 5 || saved[3].Role != message.RoleUser || len(saved[3].Content) != 2 || saved[3].Content[1] != png {
+		t.Fatalf("saved = %+v", saved)
+	}
+	if !strings.Contains(saved[2].Content[0].Content, "captured") || !strings.Contains(saved[3].Content[0].Text, "c1 (screenshot)") {
+		t.Errorf("tool result %q, image caption %q", saved[2].Content[0].Content, saved[3].Content[0].Text)
+	}
+	second := p.requests[1].Messages
+	if last := second[len(second)-1]; last.Role != message.RoleUser || last.Content[1] != png {
+		t.Errorf("the second request does not end with the image: %+v", last)
+	}
+}

@@ -16,27 +16,46 @@ import (
 )
 
 // runTools runs the calls of one reply concurrently and returns their
-// results in call order.
-func (r *run) runTools(ctx context.Context, calls []message.Block) []message.Block {
+// results in call order, and the images they returned (nil when none).
+func (r *run) runTools(ctx context.Context, calls []message.Block) ([]message.Block, *message.Message) {
 	for _, c := range calls {
 		r.emit(event.Event{Kind: event.ToolCall, Tool: &event.ToolCallInfo{
 			ID: c.ID, Title: c.Name, Kind: r.toolKind(c.Name), Status: event.StatusPending, RawInput: rawInput(c.Arguments),
 		}})
 	}
 	results := make([]message.Block, len(calls))
+	images := make([][]message.Block, len(calls))
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = r.runTool(ctx, c)
+			results[i], images[i] = r.runTool(ctx, c)
 		}()
 	}
 	wg.Wait()
-	return results
+	return results, imageMessage(calls, images)
 }
 
-func (r *run) runTool(ctx context.Context, c message.Block) message.Block {
+// imageMessage shows the model the images tool calls returned: a tool
+// result is text on every provider's wire, while every provider takes
+// images in a user message.
+func imageMessage(calls []message.Block, images [][]message.Block) *message.Message {
+	var m *message.Message
+	for i, imgs := range images {
+		if len(imgs) == 0 {
+			continue
+		}
+		if m == nil {
+			m = &message.Message{Role: message.RoleUser}
+		}
+		m.Content = append(m.Content, message.Text(fmt.Sprintf("Image(s) returned by tool call %s (%s):", calls[i].ID, calls[i].Name)))
+		m.Content = append(m.Content, imgs...)
+	}
+	return m
+}
+
+func (r *run) runTool(ctx context.Context, c message.Block) (message.Block, []message.Block) {
 	start := time.Now()
 	res := r.execute(ctx, c, func() {
 		// Only now is it running: while a permission question is open the
@@ -56,7 +75,10 @@ func (r *run) runTool(ctx context.Context, c message.Block) message.Block {
 	r.emit(event.Event{Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{
 		ID: c.ID, Status: status, RawOutput: out, Duration: time.Since(start),
 	}})
-	return message.ToolResult(c.ID, c.Name, res.Content, res.IsError)
+	if len(res.Images) > 0 && !res.IsError {
+		res.Content += fmt.Sprintf("\n[%d image(s) follow]", len(res.Images))
+	}
+	return message.ToolResult(c.ID, c.Name, res.Content, res.IsError), res.Images
 }
 
 // execute checks and runs one call; started is called just before the tool
