@@ -41,8 +41,14 @@ Examples:
 			env.catalog.Progress = nil // stderr is the editor's log, not a terminal
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// Servers connect in the background; the first turn waits for
+			// them (bounded by their startup timeouts).
+			servers := startMCP(ctx, cfg, ios, version)
+			if servers != nil {
+				defer servers.Close()
+			}
 			agent := &acp.Agent{
-				Engine:  newEngine(cfg, env),
+				Engine:  withMCP(newEngine(cfg, env), servers),
 				Catalog: env.catalog,
 				Version: version,
 			}

@@ -45,9 +45,10 @@ type PromptOptions struct {
 	Record        string
 	Fork          bool
 	DenyAsk       bool
+	Version       string // reported to MCP servers
 }
 
-func newCmdPrompt(ios *IOStreams) *cli.Command {
+func newCmdPrompt(ios *IOStreams, version string) *cli.Command {
 	return &cli.Command{
 		Name:      "prompt",
 		Usage:     "run one agent turn and print the answer",
@@ -108,7 +109,7 @@ Examples:
 			if cmd.IsSet("timeout") && cmd.Duration("timeout") <= 0 {
 				return usageErr(errors.New("prompt: --timeout must be positive"), "")
 			}
-			return promptRun(ctx, &PromptOptions{
+			return promptRun(ctx, &PromptOptions{Version: version,
 				IO: ios, ConfigPath: cmd.Root().String("config"), Text: cmd.Args().First(),
 				Files: cmd.StringSlice("file"), Model: cmd.String("model"), Provider: cmd.String("provider"),
 				SessionID: cmd.String("session"), Continue: cmd.Bool("continue"),
@@ -158,7 +159,11 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		defer cancel()
 	}
 
-	eng := newEngine(cfg, env)
+	servers := startMCP(ctx, cfg, ios, opts.Version)
+	if servers != nil {
+		defer servers.Close()
+	}
+	eng := withMCP(newEngine(cfg, env), servers)
 	// The queue keeps a slow stdout reader from stalling the turn.
 	var enc *ndjson.Encoder
 	var text *textRenderer
@@ -181,6 +186,13 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 			if enc != nil {
 				enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),
 					Provider: deref(m.Provider), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt.Format(time.RFC3339Nano)})
+				if servers != nil { // the turn waited for them: their status is final
+					for _, st := range servers.Status() {
+						if st.Error != nil {
+							enc.MCPServerFailed(m.ID, st)
+						}
+					}
+				}
 			}
 		},
 	})

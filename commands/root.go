@@ -41,9 +41,10 @@ Examples:
 		OnUsageError:    onUsageError,
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
 		Commands: []*cli.Command{
-			newCmdPrompt(ios),
+			newCmdPrompt(ios, version),
 			newCmdACP(ios, version),
 			newCmdServe(ios, version),
+			newCmdMCP(ios, version),
 			newCmdSessions(ios),
 			newCmdTools(ios),
 			newCmdInit(ios),

@@ -99,7 +99,11 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 	if err != nil {
 		return failure(fmt.Errorf("serve: %w", err))
 	}
-	srv := server.New(server.Options{Engine: newEngine(cfg, env), Catalog: env.catalog, Version: opts.Version,
+	servers := startMCP(ctx, cfg, opts.IO, opts.Version)
+	if servers != nil {
+		defer servers.Close()
+	}
+	srv := server.New(server.Options{Engine: withMCP(newEngine(cfg, env), servers), Catalog: env.catalog, Version: opts.Version,
 		Token: opts.Token, Loopback: loopback})
 
 	auth := "no token"

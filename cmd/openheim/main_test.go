@@ -33,8 +33,19 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("OPENHEIM_HOME", filepath.Join(env.WorkDir, ".openheim"))
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("MCP_BIN", mcpBin)
 			env.Values[fakeKey{}] = &fakeHolder{}
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond != "mcppeers" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			_, err := os.Stat(filepath.Join(mcpBin, "mcp-server-everything"))
+			if err != nil && os.Getenv("CI") != "" {
+				return false, fmt.Errorf("the MCP test peers are missing (CI installs them with npm ci --prefix testdata/mcp): %v", err)
+			}
+			return err == nil, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakellm":   cmdFakeLLM,
@@ -47,6 +58,9 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// mcpBin holds the real MCP peers' commands (testdata/mcp, from npm).
+var mcpBin, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "mcp", "node_modules", ".bin"))
 
 type fakeKey struct{}
 

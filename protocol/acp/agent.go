@@ -11,6 +11,7 @@ import (
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/openheim/openheim/runtime/session"
 )
 
@@ -41,9 +42,21 @@ type liveSession struct {
 	id, cwd         string
 	provider, model string
 
-	mu     sync.Mutex // guards mode, provider, model and titled
+	mu     sync.Mutex // guards mode, provider, model, titled and mcp
 	mode   string
-	titled bool // the title was announced (or existed before)
+	titled bool         // the title was announced (or existed before)
+	mcp    *mcp.Manager // the session's own MCP servers (session/new mcpServers), if any
+}
+
+// setMCP gives the session its own MCP servers, closing earlier ones.
+func (ls *liveSession) setMCP(m *mcp.Manager) {
+	ls.mu.Lock()
+	old := ls.mcp
+	ls.mcp = m
+	ls.mu.Unlock()
+	if old != nil && old != m {
+		old.Close()
+	}
 }
 
 // Serve runs the protocol on s until the client goes away or ctx ends.
@@ -60,14 +73,12 @@ func (a *Agent) Serve(ctx context.Context, s jsonrpc.Stream) error {
 	a.peer = jsonrpc.NewPeer(s, a, jsonrpc.WithInOrder(func(m string) bool { return m == MethodInitialize }))
 	err := a.peer.Run(ctx)
 	a.mu.Lock()
-	ids := make([]string, 0, len(a.sessions))
-	for id := range a.sessions {
-		ids = append(ids, id)
-	}
+	live := a.sessions
 	a.sessions = map[string]*liveSession{}
 	a.mu.Unlock()
-	for _, id := range ids {
+	for id, ls := range live {
 		a.hub.unsubscribe(id, a)
+		ls.setMCP(nil)
 	}
 	return err
 }
@@ -186,12 +197,13 @@ func (a *Agent) initialize(params json.RawMessage) (any, error) {
 		AgentCapabilities: AgentCapabilities{
 			LoadSession:         true,
 			PromptCapabilities:  PromptCapabilities{Image: true, EmbeddedContext: true},
+			MCPCapabilities:     MCPCapabilities{HTTP: true},
 			SessionCapabilities: SessionCapabilities{List: on, Resume: on, Close: on, Delete: on},
 		},
 		AgentInfo: &Implementation{Name: "openheim", Title: "openheim", Version: a.Version},
 		Meta: map[string]any{
 			"models":      cfg.Models(),
-			"mcp_servers": []any{},
+			"mcp_servers": a.mcpStatus(),
 			"skills":      []string{},
 			"tools":       ToolObjects(reg.Specs()),
 		},

@@ -33,7 +33,7 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 		return nil, rpcError(ls.id, err)
 	}
 	ls.mu.Lock()
-	mode, provider, model := ls.mode, ls.provider, ls.model
+	mode, provider, model, servers := ls.mode, ls.provider, ls.model, ls.mcp
 	ls.mu.Unlock()
 	// The other connections watching the session see what was asked.
 	for _, b := range input {
@@ -45,6 +45,9 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 	queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { a.hub.publish(ev, nil) }), eventBuffer)
 	req := engine.Request{SessionID: ls.id, Provider: provider, Model: model, Input: input, Sink: queue,
 		WorkDir: ls.cwd, ReadOnly: mode == ModeArchitect, Asker: a.asker(ls.id)}
+	if servers != nil {
+		req.MCP = servers
+	}
 	a.mu.Lock()
 	if a.fs.ReadTextFile && a.fs.WriteTextFile {
 		req.FS = clientFS{peer: a.peer, sessionID: ls.id}

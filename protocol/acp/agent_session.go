@@ -92,33 +92,48 @@ func (a *Agent) newSession(r NewSessionRequest) (any, error) {
 	if r.CWD == "" {
 		r.CWD = a.Engine.Config.WorkDir
 	}
+	servers, err := a.startSessionServers(r.MCPServers)
+	if err != nil {
+		return nil, err
+	}
 	meta, err := a.Engine.NewSession(r.CWD, provider, model)
 	if err != nil {
+		if servers != nil {
+			servers.Close()
+		}
 		return nil, rpcError("", err)
 	}
 	ls := a.attach(meta)
+	ls.setMCP(servers)
 	return NewSessionResponse{SessionID: meta.ID, Modes: modes(ls.mode), ConfigOptions: a.configOptions(ls)}, nil
 }
 
-// open attaches a stored session to this connection, with cwd from the
-// request when given.
-func (a *Agent) open(id, cwd string) (*liveSession, *session.Conversation, error) {
-	if err := session.ValidateID(id); err != nil {
+// open attaches a stored session to this connection, with cwd and its own
+// MCP servers from the request when given.
+func (a *Agent) open(r LoadSessionRequest) (*liveSession, *session.Conversation, error) {
+	if err := session.ValidateID(r.SessionID); err != nil {
 		return nil, nil, invalidParams("invalid session id format")
 	}
-	conv, err := a.Engine.Store.Load(id)
+	conv, err := a.Engine.Store.Load(r.SessionID)
 	if err != nil {
-		return nil, nil, rpcError(id, err)
+		return nil, nil, rpcError(r.SessionID, err)
+	}
+	servers, err := a.startSessionServers(r.MCPServers)
+	if err != nil {
+		return nil, nil, err
 	}
 	ls := a.attach(conv.Meta)
-	if cwd != "" {
-		ls.cwd = cwd
+	if r.CWD != "" {
+		ls.cwd = r.CWD
+	}
+	if servers != nil {
+		ls.setMCP(servers)
 	}
 	return ls, conv, nil
 }
 
 func (a *Agent) load(r LoadSessionRequest) (any, error) {
-	ls, conv, err := a.open(r.SessionID, r.CWD)
+	ls, conv, err := a.open(r)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +157,7 @@ func (a *Agent) load(r LoadSessionRequest) (any, error) {
 }
 
 func (a *Agent) resume(r ResumeSessionRequest) (any, error) {
-	ls, _, err := a.open(r.SessionID, r.CWD)
+	ls, _, err := a.open(r)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +230,7 @@ func (a *Agent) closeSession(r CloseSessionRequest) (any, error) {
 	}
 	<-a.hub.cancel(ls.id)
 	a.hub.unsubscribe(ls.id, a)
+	ls.setMCP(nil)
 	return EmptyResponse{}, nil
 }
 
@@ -229,9 +245,13 @@ func (a *Agent) deleteSession(r DeleteSessionRequest) (any, error) {
 		return nil, rpcError(r.SessionID, err)
 	}
 	a.mu.Lock()
+	ls := a.sessions[r.SessionID]
 	delete(a.sessions, r.SessionID)
 	a.mu.Unlock()
 	a.hub.unsubscribe(r.SessionID, a)
+	if ls != nil {
+		ls.setMCP(nil)
+	}
 	return EmptyResponse{}, nil
 }
 

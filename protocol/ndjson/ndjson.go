@@ -80,6 +80,16 @@ func (e *Encoder) Start(s SessionInfo) {
 	e.line(acp.SessionNotification{SessionID: s.SessionID, Update: u})
 }
 
+// MCPServerFailed writes a session_info_update telling that an MCP server
+// could not be connected (its tools are left out of the turn):
+// _meta.openheim.mcpServerFailed carries its status (seed 000's
+// McpServerStatus). Written right after the first line, once per server.
+func (e *Encoder) MCPServerFailed(sessionID string, status any) {
+	u := acp.SessionUpdate{SessionUpdate: string(event.SessionInfoUpdate),
+		Meta: map[string]any{"openheim": map[string]any{"mcpServerFailed": status}}}
+	e.line(acp.SessionNotification{SessionID: sessionID, Update: u})
+}
+
 // Emit implements event.Sink: session updates become lines; the turn's end
 // is written by Finish, which knows the exit code.
 func (e *Encoder) Emit(ev event.Event) {

@@ -17,6 +17,7 @@ import (
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/mcp"
 )
 
 // Server holds what the handlers read. Its fields are not changed after
@@ -32,17 +33,8 @@ type Server struct {
 	Skills func() []string
 }
 
-// MCPStatus is seed 000's McpServerStatus. Every key is always present;
-// Command, URL and Error are null when they do not apply.
-type MCPStatus struct {
-	Name      string  `json:"name"`
-	Transport string  `json:"transport"` // "stdio", "http" or "unknown"
-	Command   *string `json:"command"`
-	URL       *string `json:"url"`
-	Connected bool    `json:"connected"`
-	ToolCount int     `json:"tool_count"`
-	Error     *string `json:"error"`
-}
+// MCPStatus is seed 000's McpServerStatus, as runtime/mcp reports it.
+type MCPStatus = mcp.Status
 
 // Error bodies (seed 000 and this package's own).
 const (

@@ -9,6 +9,15 @@ import (
 	"strings"
 )
 
+// Guard puts the access check of `openheim serve` in front of h (also
+// used by `openheim mcp serve --http`): with a token, every request needs
+// it; without one on a loopback listener, only loopback Host names are
+// served; browsers' origins must be the server's own, localhost or one of
+// allowedOrigins.
+func Guard(h http.Handler, token string, loopback bool, allowedOrigins []string) http.Handler {
+	return guard{token: token, loopbackOnly: loopback && token == "", allowedOrigins: allowedOrigins}.wrap(h)
+}
+
 // guard is the access check in front of every route: the Host header
 // (DNS rebinding), the Origin of browsers, and the bearer token.
 type guard struct {

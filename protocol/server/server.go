@@ -16,6 +16,7 @@ import (
 	"github.com/openheim/openheim/protocol/ws"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/mcp"
 )
 
 // Limits of every request.
@@ -61,13 +62,15 @@ func New(opts Options) *Server {
 		log = slog.Default()
 	}
 	cfg := opts.Engine.Config
-	g := guard{token: opts.Token, loopbackOnly: opts.Loopback && opts.Token == "", allowedOrigins: cfg.Serve.AllowedOrigins}
 	hub := acp.NewHub(context.Background(), opts.Engine)
 	wss := &ws.Server{Engine: opts.Engine, Catalog: opts.Catalog, Hub: hub, Version: opts.Version,
 		SendQueue: opts.SendQueue, MaxFrame: opts.MaxFrame, MaxConns: opts.MaxConns, Log: log,
 		// The guard has checked the Origin already.
 		CheckOrigin: func(*http.Request) bool { return true }}
 	api := &rest.Server{Engine: opts.Engine, Catalog: opts.Catalog}
+	if m, ok := opts.Engine.MCP.(interface{ Status() []mcp.Status }); ok {
+		api.MCP = m.Status
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/api/", limited(api.Handler()))
@@ -82,7 +85,7 @@ func New(opts Options) *Server {
 	})))
 
 	return &Server{hub: hub, ws: wss, log: log, http: &http.Server{
-		Handler:           g.wrap(mux),
+		Handler:           Guard(mux, opts.Token, opts.Loopback, cfg.Serve.AllowedOrigins),
 		ReadHeaderTimeout: headerTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,

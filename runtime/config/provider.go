@@ -1,12 +1,14 @@
 package config
 
 import (
+	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 var defaultAPIBase = map[string]string{
@@ -124,6 +126,9 @@ func (p *Provider) normalize(name, dir string, isSet func(...string) bool) error
 func (s *MCPServer) normalize(name, dir string, isSet func(...string) bool) error {
 	server := toml.Key{"mcp_servers", name}.String()
 	key := func(k string) string { return toml.Key{"mcp_servers", name, k}.String() }
+	if name == "" {
+		return keyErr(server, "an MCP server needs a non-empty name")
+	}
 
 	switch {
 	case s.Command == "" && s.URL == "":
@@ -142,6 +147,11 @@ func (s *MCPServer) normalize(name, dir string, isSet func(...string) bool) erro
 				return keyErr(key(f.name), "only valid with command, but this server uses url")
 			}
 		}
+		if len(s.Headers) > 0 && clearTextToRemote(s.URL) {
+			// Headers carry tokens; on the loopback interface nobody can
+			// listen in, anywhere else anyone on the path can.
+			return keyErr(key("headers"), "headers would be sent in clear text over http:// to a non-loopback host; use https://")
+		}
 	default:
 		if len(s.Headers) > 0 {
 			return keyErr(key("headers"), "only valid with url, but this server uses command")
@@ -149,6 +159,21 @@ func (s *MCPServer) normalize(name, dir string, isSet func(...string) bool) erro
 	}
 	if s.Cwd != "" {
 		s.Cwd = resolveAgainst(dir, s.Cwd)
+	}
+
+	// A typo in a pattern would otherwise silently enable or hide tools.
+	for _, l := range []struct {
+		name     string
+		patterns []string
+	}{{"enabled_tools", s.EnabledTools}, {"disabled_tools", s.DisabledTools}} {
+		for i, p := range l.patterns {
+			if p == "" {
+				return keyErr(key(l.name), "entry %d is empty; want a glob over the server's tool names such as \"read_*\"", i+1)
+			}
+			if !doublestar.ValidatePattern(p) {
+				return keyErr(key(l.name), "entry %d %q is not a valid glob pattern", i+1, p)
+			}
+		}
 	}
 
 	if !isSet("mcp_servers", name, "tool_timeout_secs") {
@@ -167,6 +192,21 @@ func (s *MCPServer) normalize(name, dir string, isSet func(...string) bool) erro
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// clearTextToRemote reports whether u is a plain http:// URL to a host other
+// than the loopback interface (localhost, 127.0.0.0/8, ::1).
+func clearTextToRemote(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "http" {
+		return false
+	}
+	host := strings.TrimSuffix(p.Hostname(), ".")
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // isOrigin accepts what browsers send in the Origin header: scheme and host,

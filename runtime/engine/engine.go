@@ -31,6 +31,8 @@ type Engine struct {
 	// across processes; nil runs unlocked (tests).
 	Locker *session.Locker
 	Now    func() time.Time
+	// MCP offers the configured MCP servers' tools; nil: none.
+	MCP ToolSource
 
 	// gate keeps each session's "always" permission answers for as long as
 	// this process runs (or until Forget).
@@ -68,6 +70,9 @@ type Request struct {
 	FS tools.FS
 	// ReadOnly offers only the tools that change nothing (architect mode).
 	ReadOnly bool
+	// MCP offers the tools of MCP servers added for this session only
+	// (ACP session/new mcpServers); nil: none.
+	MCP ToolSource
 }
 
 // Prompt runs one turn and returns the session's meta after it. An error is
@@ -98,7 +103,14 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if workDir == "" {
 		workDir = e.Config.WorkDir
 	}
-	registry, err := e.Tools(workDir, req.FS, req.ReadOnly)
+	// A turn starting while servers still connect waits for them (bounded
+	// by their startup timeouts), so its first model call has their tools.
+	e.waitTools(ctx, req.MCP)
+	var extra []ToolSource
+	if req.MCP != nil {
+		extra = append(extra, req.MCP)
+	}
+	registry, err := e.Tools(workDir, req.FS, req.ReadOnly, extra...)
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -8,13 +10,37 @@ import (
 // not touch.
 var readOnlyKinds = map[string]bool{tools.KindRead: true, tools.KindSearch: true, tools.KindThink: true}
 
+// ToolSource offers tools from outside the built-ins: the MCP servers of
+// the config (Engine.MCP) or of one session (Request.MCP).
+type ToolSource interface {
+	// Wait returns once the source's servers have connected or failed
+	// (bounded by their startup timeouts), or when ctx ends.
+	Wait(ctx context.Context)
+	// Tools returns the tools of the servers connected now.
+	Tools() []tools.Tool
+}
+
 // Tools returns the tools a turn offers in workDir: the built-ins (the shell
 // only when allowed), reading and writing files through fs (nil: the disk),
-// and with readOnly only those that change nothing.
-func (e *Engine) Tools(workDir string, fs tools.FS, readOnly bool) (*tools.Registry, error) {
+// the tools of the configured MCP servers connected now, and with readOnly
+// only those that change nothing.
+func (e *Engine) Tools(workDir string, fs tools.FS, readOnly bool, extra ...ToolSource) (*tools.Registry, error) {
 	reg, err := tools.Builtins(tools.Options{WorkDir: workDir, AllowShell: e.Config.AllowShell, FS: fs})
-	if err != nil || !readOnly {
-		return reg, err
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range append([]ToolSource{e.MCP}, extra...) {
+		if src == nil {
+			continue
+		}
+		for _, t := range src.Tools() {
+			if _, builtin := reg.Get(t.Spec().Name); !builtin {
+				reg.Add(t)
+			}
+		}
+	}
+	if !readOnly {
+		return reg, nil
 	}
 	var keep []tools.Tool
 	for _, t := range reg.Tools() {
@@ -23,4 +49,13 @@ func (e *Engine) Tools(workDir string, fs tools.FS, readOnly bool) (*tools.Regis
 		}
 	}
 	return tools.NewRegistry(keep...), nil
+}
+
+// waitTools waits for the turn's tool sources to be ready.
+func (e *Engine) waitTools(ctx context.Context, extra ToolSource) {
+	for _, src := range []ToolSource{e.MCP, extra} {
+		if src != nil {
+			src.Wait(ctx)
+		}
+	}
 }

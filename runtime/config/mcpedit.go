@@ -1,0 +1,801 @@
+package config
+
+// Comment-preserving edits of config.toml for `openheim mcp add` and
+// `openheim mcp rm`. The file is never re-encoded: a small line scanner finds
+// the table boundaries, lines are inserted or cut, and the result is checked
+// three ways before it replaces the original: it must parse, it must decode
+// to the original data plus (or minus) exactly the one server, and it must
+// load and validate like any config.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
+)
+
+// AddMCPServer appends a [mcp_servers.<name>] table to the config file at
+// path ("" means DefaultPath()), creating the file (0600, parent directories
+// 0700) if it is missing and keeping every other byte of it as it was. The
+// table goes after the last [mcp_servers.*] table of the file, or at its end
+// when there is none.
+//
+// It writes command, args, env, cwd, url and headers when set (env and
+// headers as inline tables), tool_timeout_secs and startup_timeout_secs when
+// non-zero and enabled_tools / disabled_tools when non-empty; a relative cwd
+// is written as given, so it is resolved against the config file's directory.
+// The name is quoted when it is not a bare key.
+//
+// It fails, leaving the file untouched, when the server already exists (as a
+// table, dotted keys or an inline table), when the file does not parse, and
+// when the result would not load and validate: the server is checked like
+// one written by hand (command or url, https:// for headers to a remote host,
+// valid globs, ...), and so is the rest of the file.
+func AddMCPServer(path, name string, s MCPServer) error {
+	if err := checkServerName(name); err != nil {
+		return err
+	}
+	if err := checkUTF8(name, s); err != nil {
+		return err
+	}
+	path, err := editPath(path)
+	if err != nil {
+		return err
+	}
+	data, mode, err := readForEdit(path)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
+		return err
+	}
+	before, md, err := decodeForEdit(path, data)
+	if err != nil {
+		return err
+	}
+	server := toml.Key{"mcp_servers", name}.String()
+	if md.IsDefined("mcp_servers", name) {
+		return fmt.Errorf("config: %s: %s already exists; remove it first or edit the file", path, server)
+	}
+	lines, err := scanTOML(data)
+	if err != nil {
+		return cannotEdit(path, "add", server, err)
+	}
+	for _, l := range lines {
+		if l.kind == lineHeader {
+			break
+		}
+		if l.kind == lineKeyValue && len(l.key) == 1 && l.key[0] == "mcp_servers" {
+			// TOML forbids adding to an inline table (BurntSushi/toml
+			// tolerates it, other readers do not).
+			return fmt.Errorf("config: %s: mcp_servers is set as a value (mcp_servers = { ... }), which a [%s] table cannot be added to; edit the file by hand", path, server)
+		}
+	}
+
+	out := insertTable(data, lines, formatServer(name, s, lineEnding(data)))
+
+	after, md2, err := decodeForEdit(path, out)
+	if err != nil {
+		// E.g. mcp_servers = { ... } cannot be extended by a table.
+		return cannotEdit(path, "add", server, err)
+	}
+	if !md2.IsDefined("mcp_servers", name) || !sameExceptServer(before, after, name) {
+		return cannotEdit(path, "add", server, errors.New("the result would change other settings"))
+	}
+	var got struct {
+		Servers map[string]toml.Primitive `toml:"mcp_servers"`
+	}
+	var written MCPServer
+	md3, err := toml.Decode(string(out), &got)
+	if err != nil {
+		return cannotEdit(path, "add", server, err)
+	}
+	if err := md3.PrimitiveDecode(got.Servers[name], &written); err != nil ||
+		!reflect.DeepEqual(compactServer(written), compactServer(s)) {
+		return cannotEdit(path, "add", server, errors.New("the written table does not read back as the server"))
+	}
+
+	if missing {
+		mode = 0o600
+	}
+	return replaceValidated(path, out, mode)
+}
+
+// RemoveMCPServer deletes the server's tables from the config file at path
+// ("" means DefaultPath()): the [mcp_servers.<name>] header, its key lines
+// and comments up to the next table (comments directly above the next table
+// are left to it), every [mcp_servers.<name>.*] sub-table, and the comment
+// lines directly above each removed header (no blank line between). Every
+// other byte stays as it was.
+//
+// It fails, leaving the file untouched, when the server is not in the file,
+// when it is written in a form that cannot be cut out safely (an inline
+// table, dotted keys, an array of tables), and when the result would not load
+// and validate.
+func RemoveMCPServer(path, name string) error {
+	path, err := editPath(path)
+	if err != nil {
+		return err
+	}
+	data, mode, err := readForEdit(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("config: %s does not exist", path)
+	} else if err != nil {
+		return err
+	}
+	before, md, err := decodeForEdit(path, data)
+	if err != nil {
+		return err
+	}
+	server := toml.Key{"mcp_servers", name}.String()
+	if !md.IsDefined("mcp_servers", name) {
+		return fmt.Errorf("config: %s: there is no MCP server %q (no %s table)", path, name, server)
+	}
+	lines, err := scanTOML(data)
+	if err != nil {
+		return cannotEdit(path, "remove", server, err)
+	}
+
+	remove := make([]bool, len(lines))
+	found := false
+	for i, l := range lines {
+		if l.kind == lineHeader && !l.array && len(l.key) >= 2 && l.key[0] == "mcp_servers" && l.key[1] == name {
+			found = true
+			from, to := tableRange(lines, i)
+			for j := from; j < to; j++ {
+				remove[j] = true
+			}
+		}
+	}
+	if !found {
+		return fmt.Errorf("config: %s: %s is written as an inline table or with dotted keys, which cannot be removed automatically; edit the file by hand", path, server)
+	}
+	bridgeGaps(lines, remove)
+	// A server cut from the end of the file takes with it the blank line
+	// that separated it from what came before, so that add then remove
+	// gives back the original bytes.
+	if n := len(lines); n > 0 && remove[n-1] {
+		j := n - 1
+		for j > 0 && remove[j-1] {
+			j--
+		}
+		if j > 0 && lines[j-1].kind == lineBlank {
+			remove[j-1] = true
+		}
+	}
+	var buf bytes.Buffer
+	for i, l := range lines {
+		if !remove[i] {
+			buf.Write(data[l.start:l.end])
+		}
+	}
+	out := buf.Bytes()
+
+	after, md2, err := decodeForEdit(path, out)
+	if err != nil {
+		return cannotEdit(path, "remove", server, err)
+	}
+	if md2.IsDefined("mcp_servers", name) {
+		return fmt.Errorf("config: %s: part of %s is written outside its [%s] tables (dotted keys, an inline table or an array of tables), which cannot be removed automatically; edit the file by hand", path, server, server)
+	}
+	if !sameExceptServer(before, after, name) {
+		return cannotEdit(path, "remove", server, errors.New("the result would change other settings"))
+	}
+	return replaceValidated(path, out, mode)
+}
+
+func cannotEdit(path, verb, server string, err error) error {
+	return fmt.Errorf("config: %s: cannot %s %s automatically (%v); edit the file by hand", path, verb, server, err)
+}
+
+// checkServerName accepts any name TOML can hold as a key (quoted when it is
+// not bare), except the empty one and names with control characters, which
+// are surely mistakes.
+func checkServerName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("config: an MCP server needs a non-empty name")
+	case !utf8.ValidString(name):
+		return fmt.Errorf("config: MCP server name %q is not valid UTF-8", name)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Errorf("config: MCP server name %q contains control characters", name)
+	}
+	return nil
+}
+
+// checkUTF8 rejects strings TOML cannot hold, with the key they were for.
+func checkUTF8(name string, s MCPServer) error {
+	key := func(k string) string { return toml.Key{"mcp_servers", name, k}.String() }
+	check := func(k string, vals ...string) error {
+		for _, v := range vals {
+			if !utf8.ValidString(v) {
+				return keyErr(key(k), "%q is not valid UTF-8", v)
+			}
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		key  string
+		vals []string
+	}{
+		{"command", []string{s.Command}}, {"args", s.Args}, {"cwd", []string{s.Cwd}}, {"url", []string{s.URL}},
+		{"env", slices.Concat(slices.Collect(maps.Keys(s.Env)), slices.Collect(maps.Values(s.Env)))},
+		{"headers", slices.Concat(slices.Collect(maps.Keys(s.Headers)), slices.Collect(maps.Values(s.Headers)))},
+		{"enabled_tools", s.EnabledTools}, {"disabled_tools", s.DisabledTools},
+	} {
+		if err := check(f.key, f.vals...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// editPath makes path absolute and, when it is a symlink, follows it so the
+// rename replaces the file rather than the link.
+func editPath(path string) (string, error) {
+	if path == "" {
+		path = DefaultPath()
+	}
+	path = expandTilde(path)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("config: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return abs, nil
+}
+
+// readForEdit returns the file's bytes and permission bits; a missing file
+// is reported with an error matching fs.ErrNotExist.
+func readForEdit(path string) ([]byte, fs.FileMode, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, err
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("config: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("config: %s is not a regular file", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("config: %w", err)
+	}
+	return data, fi.Mode().Perm(), nil
+}
+
+func decodeForEdit(path string, data []byte) (map[string]any, toml.MetaData, error) {
+	m := map[string]any{}
+	md, err := toml.Decode(string(data), &m)
+	if err != nil {
+		return nil, md, &fileError{path: path, err: err}
+	}
+	return m, md, nil
+}
+
+// sameExceptServer reports whether two decoded files differ at most in
+// mcp_servers.<name>. They are compared through their TOML encoding, which
+// sorts keys and, unlike reflect.DeepEqual, treats nan as equal to itself.
+func sameExceptServer(a, b map[string]any, name string) bool {
+	strip := func(m map[string]any) map[string]any {
+		m = maps.Clone(m)
+		if servers, ok := m["mcp_servers"].(map[string]any); ok {
+			servers = maps.Clone(servers)
+			delete(servers, name)
+			m["mcp_servers"] = servers
+			if len(servers) == 0 {
+				// An [mcp_servers] table made only by [mcp_servers.<name>].
+				delete(m, "mcp_servers")
+			}
+		}
+		return m
+	}
+	a, b = strip(a), strip(b)
+	ea, errA := toml.Marshal(a)
+	eb, errB := toml.Marshal(b)
+	if errA != nil || errB != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	return bytes.Equal(ea, eb)
+}
+
+// compactServer makes empty and nil lists and tables compare equal.
+func compactServer(s MCPServer) MCPServer {
+	if len(s.Args) == 0 {
+		s.Args = nil
+	}
+	if len(s.Env) == 0 {
+		s.Env = nil
+	}
+	if len(s.Headers) == 0 {
+		s.Headers = nil
+	}
+	if len(s.EnabledTools) == 0 {
+		s.EnabledTools = nil
+	}
+	if len(s.DisabledTools) == 0 {
+		s.DisabledTools = nil
+	}
+	return s
+}
+
+// replaceValidated writes data to a temporary file next to path, loads it
+// like any config and only then renames it over path, so a failed check or
+// a crash leaves the original as it was. Parent directories created for a
+// new file are removed again on failure.
+func replaceValidated(path string, data []byte, mode fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	var created []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, serr := os.Stat(d); serr == nil || !errors.Is(serr, fs.ErrNotExist) || filepath.Dir(d) == d {
+			break
+		}
+		created = append(created, d)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			for _, d := range created { // deepest first; Remove refuses non-empty ones
+				_ = os.Remove(d)
+			}
+		}
+	}()
+
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op once the rename succeeded
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if _, err := LoadWith(tmp.Name(), io.Discard); err != nil {
+		// Name the real file, not the temporary one.
+		if fe, ok := errors.AsType[*fileError](err); ok {
+			return &fileError{path: path, err: fe.err}
+		}
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// formatServer renders the table AddMCPServer appends, ending with eol.
+func formatServer(name string, s MCPServer, eol string) string {
+	var b strings.Builder
+	kv := func(k, v string) { b.WriteString(k + " = " + v + eol) }
+	b.WriteString("[" + toml.Key{"mcp_servers", name}.String() + "]" + eol)
+	if s.Command != "" {
+		kv("command", tomlString(s.Command))
+	}
+	if len(s.Args) > 0 {
+		kv("args", tomlList(s.Args))
+	}
+	if len(s.Env) > 0 {
+		kv("env", tomlInlineTable(s.Env))
+	}
+	if s.Cwd != "" {
+		kv("cwd", tomlString(s.Cwd))
+	}
+	if s.URL != "" {
+		kv("url", tomlString(s.URL))
+	}
+	if len(s.Headers) > 0 {
+		kv("headers", tomlInlineTable(s.Headers))
+	}
+	if s.ToolTimeoutSecs != 0 {
+		kv("tool_timeout_secs", strconv.Itoa(s.ToolTimeoutSecs))
+	}
+	if s.StartupTimeoutSecs != 0 {
+		kv("startup_timeout_secs", strconv.Itoa(s.StartupTimeoutSecs))
+	}
+	if len(s.EnabledTools) > 0 {
+		kv("enabled_tools", tomlList(s.EnabledTools))
+	}
+	if len(s.DisabledTools) > 0 {
+		kv("disabled_tools", tomlList(s.DisabledTools))
+	}
+	return b.String()
+}
+
+// tomlString quotes s as a TOML basic string, with the escaping toml.Key
+// uses for keys (which leaves bare-key text unquoted, hence the check).
+func tomlString(s string) string {
+	q := toml.Key{s}.String()
+	if !strings.HasPrefix(q, `"`) {
+		q = `"` + q + `"`
+	}
+	return q
+}
+
+func tomlList(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func tomlInlineTable(m map[string]string) string {
+	kv := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		kv = append(kv, toml.Key{k}.String()+" = "+tomlString(m[k]))
+	}
+	return "{ " + strings.Join(kv, ", ") + " }"
+}
+
+// lineEnding is the file's own: CRLF when its first line ends so.
+func lineEnding(data []byte) string {
+	if i := bytes.IndexByte(data, '\n'); i > 0 && data[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// insertTable places table (ending with a line ending) after the last
+// [mcp_servers...] table of the file, or at its end, separated by a blank
+// line. The layout is chosen so that RemoveMCPServer cuts exactly the
+// inserted bytes again.
+func insertTable(data []byte, lines []tomlLine, table string) []byte {
+	eol := lineEnding(data)
+	last := -1
+	for i, l := range lines {
+		if l.kind == lineHeader && !l.array && l.key[0] == "mcp_servers" {
+			last = i
+		}
+	}
+	if last >= 0 {
+		if _, to := tableRange(lines, last); to < len(lines) {
+			// Before whatever follows the last server: comments for the
+			// next table, or that table itself.
+			var prefix string
+			if to > 0 && lines[to-1].kind == lineComment {
+				// A blank line, so those comments are not taken for ours.
+				prefix = eol
+			}
+			at := lines[to].start
+			return slices.Concat(data[:at], []byte(prefix+table+eol), data[at:])
+		}
+	}
+	if len(data) == 0 {
+		return []byte(table)
+	}
+	out := slices.Clone(data)
+	if out[len(out)-1] != '\n' {
+		out = append(out, eol...)
+	}
+	return append(append(out, eol...), table...)
+}
+
+// tableRange is the half-open range of lines that removing the table whose
+// header is lines[h] takes away: the comment lines directly above the
+// header, the header, its key lines, the comment lines directly after its
+// last key (unless they run straight into the next header, whose comments
+// they then are), and the blank lines after that.
+func tableRange(lines []tomlLine, h int) (from, to int) {
+	next := h + 1
+	for next < len(lines) && lines[next].kind != lineHeader {
+		next++
+	}
+	from = h
+	for from > 0 && lines[from-1].kind == lineComment {
+		from--
+	}
+	last := h
+	for i := h + 1; i < next; i++ {
+		if k := lines[i].kind; k == lineKeyValue || k == lineCont {
+			last = i
+		}
+	}
+	to = last + 1
+	c := to
+	for c < next && lines[c].kind == lineComment {
+		c++
+	}
+	if c == len(lines) || lines[c].kind == lineBlank {
+		to = c
+	}
+	for to < next && lines[to].kind == lineBlank {
+		to++
+	}
+	return from, to
+}
+
+// bridgeGaps also removes blank and comment lines lying between two removed
+// ranges (say between [mcp_servers.x] and [mcp_servers.x.env]): they are in
+// the middle of the server's definition.
+func bridgeGaps(lines []tomlLine, remove []bool) {
+	for i := 0; i < len(lines); {
+		if remove[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && !remove[j] && (lines[j].kind == lineBlank || lines[j].kind == lineComment) {
+			j++
+		}
+		if i > 0 && remove[i-1] && j < len(lines) && remove[j] {
+			for k := i; k < j; k++ {
+				remove[k] = true
+			}
+		}
+		for j < len(lines) && !remove[j] {
+			j++
+		}
+		i = j
+	}
+}
+
+type lineKind uint8
+
+const (
+	lineBlank    lineKind = iota
+	lineComment           // only a comment
+	lineHeader            // [table] or [[array of tables]], maybe with a comment
+	lineKeyValue          // the first line of key = value
+	lineCont              // a further line of a multi-line string, array or inline table
+)
+
+// tomlLine is one physical line of a TOML file.
+type tomlLine struct {
+	start, end int // data[start:end], including the line ending
+	kind       lineKind
+	key        toml.Key // of headers and key/value lines
+	array      bool     // [[...]]
+}
+
+// scanTOML splits a TOML document that toml.Decode accepted into lines and
+// tells what each is. It follows strings (including multi-line ones),
+// arrays, inline tables and comments, so that text looking like a header
+// inside a value is not taken for one.
+func scanTOML(data []byte) ([]tomlLine, error) {
+	var lines []tomlLine
+	p := 0
+	for p < len(data) {
+		start := p
+		q := p
+		if start == 0 {
+			q = bomLen(data)
+		}
+		q = skipBlank(data, q)
+		switch {
+		case q == len(data) || data[q] == '\n' || data[q] == '\r':
+			p = lineEnd(data, q)
+			lines = append(lines, tomlLine{start: start, end: p, kind: lineBlank})
+		case data[q] == '#':
+			p = lineEnd(data, q)
+			lines = append(lines, tomlLine{start: start, end: p, kind: lineComment})
+		case data[q] == '[':
+			key, array, err := parseHeader(data, q)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", len(lines)+1, err)
+			}
+			p = lineEnd(data, q)
+			lines = append(lines, tomlLine{start: start, end: p, kind: lineHeader, key: key, array: array})
+		default:
+			key, eq, err := parseKey(data, q, '=')
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", len(lines)+1, err)
+			}
+			p = scanValue(data, eq+1)
+			lines = append(lines, tomlLine{start: start, end: lineEnd(data, start), kind: lineKeyValue, key: key})
+			for s := lines[len(lines)-1].end; s < p; s = lines[len(lines)-1].end {
+				lines = append(lines, tomlLine{start: s, end: lineEnd(data, s), kind: lineCont})
+			}
+		}
+	}
+	return lines, nil
+}
+
+// bomLen is the length of the byte order mark the TOML decoder skips: UTF-8,
+// or a UTF-16 one it tolerates.
+func bomLen(data []byte) int {
+	switch {
+	case bytes.HasPrefix(data, []byte("\xff\xfe")), bytes.HasPrefix(data, []byte("\xfe\xff")):
+		return 2
+	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
+		return 3
+	}
+	return 0
+}
+
+func skipBlank(data []byte, p int) int {
+	for p < len(data) && (data[p] == ' ' || data[p] == '\t') {
+		p++
+	}
+	return p
+}
+
+// lineEnd is the offset just after the line ending at or after p.
+func lineEnd(data []byte, p int) int {
+	if i := bytes.IndexByte(data[p:], '\n'); i >= 0 {
+		return p + i + 1
+	}
+	return len(data)
+}
+
+// parseHeader reads the key of the header starting at data[p] == '['.
+func parseHeader(data []byte, p int) (toml.Key, bool, error) {
+	p++
+	array := p < len(data) && data[p] == '['
+	if array {
+		p++
+	}
+	key, end, err := parseKey(data, p, ']')
+	if err != nil {
+		return nil, false, err
+	}
+	if array && (end+1 >= len(data) || data[end+1] != ']') {
+		return nil, false, errors.New("malformed table header")
+	}
+	return key, array, nil
+}
+
+// parseKey reads the dotted key at data[p] up to the byte stop ('=' after
+// the key of a key/value line, ']' in a header) and returns it with the
+// offset of stop.
+func parseKey(data []byte, p int, stop byte) (toml.Key, int, error) {
+	var key toml.Key
+	for {
+		part, np, err := parseKeyPart(data, skipBlank(data, p))
+		if err != nil {
+			return nil, p, err
+		}
+		key = append(key, part)
+		p = skipBlank(data, np)
+		switch {
+		case p < len(data) && data[p] == '.':
+			p++
+		case p < len(data) && data[p] == stop:
+			return key, p, nil
+		default:
+			return nil, p, fmt.Errorf("malformed key %s", key)
+		}
+	}
+}
+
+// parseKeyPart reads one bare, "basic" or 'literal' key at data[p].
+func parseKeyPart(data []byte, p int) (string, int, error) {
+	if p >= len(data) {
+		return "", p, errors.New("unexpected end of file in a key")
+	}
+	switch data[p] {
+	case '"':
+		end, ok := skipBasicString(data, p)
+		if !ok {
+			return "", p, errors.New("unterminated quoted key")
+		}
+		// Let the TOML decoder deal with the escapes.
+		var v struct{ K string }
+		if _, err := toml.Decode("K = "+string(data[p:end]), &v); err != nil {
+			return "", p, err
+		}
+		return v.K, end, nil
+	case '\'':
+		i := bytes.IndexAny(data[p+1:], "'\n")
+		if i < 0 || data[p+1+i] != '\'' {
+			return "", p, errors.New("unterminated quoted key")
+		}
+		return string(data[p+1 : p+1+i]), p + i + 2, nil
+	}
+	e := p
+	for e < len(data) && !strings.ContainsRune(" \t.]=#\"'\r\n", rune(data[e])) {
+		e++
+	}
+	if e == p {
+		return "", p, errors.New("empty key")
+	}
+	return string(data[p:e]), e, nil
+}
+
+// skipBasicString returns the offset after the one-line "..." string at p.
+func skipBasicString(data []byte, p int) (int, bool) {
+	for i := p + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		case '\n':
+			return i, false
+		}
+	}
+	return len(data), false
+}
+
+// scanValue returns the offset just after the line ending that ends the
+// value starting at p, following multi-line strings, arrays and inline
+// tables (which TOML 1.1 lets span lines) and skipping comments.
+func scanValue(data []byte, p int) int {
+	depth := 0
+	for p < len(data) {
+		switch c := data[p]; c {
+		case '\n':
+			p++
+			if depth <= 0 {
+				return p
+			}
+		case '#':
+			i := bytes.IndexByte(data[p:], '\n')
+			if i < 0 {
+				return len(data)
+			}
+			p += i
+		case '"', '\'':
+			p = skipString(data, p, c)
+		case '[', '{':
+			depth++
+			p++
+		case ']', '}':
+			depth--
+			p++
+		default:
+			p++
+		}
+	}
+	return len(data)
+}
+
+// skipString returns the offset after the string starting at data[p] == q,
+// one-line or multi-line (three quotes, either kind).
+func skipString(data []byte, p int, q byte) int {
+	triple := []byte{q, q, q}
+	if bytes.HasPrefix(data[p:], triple) {
+		for i := p + 3; i < len(data); i++ {
+			if q == '"' && data[i] == '\\' {
+				i++
+				continue
+			}
+			if bytes.HasPrefix(data[i:], triple) {
+				// Up to two more quotes belong to the content: """"" ends
+				// a string whose last character is "".
+				e := i + 3
+				for n := 0; n < 2 && e < len(data) && data[e] == q; n++ {
+					e++
+				}
+				return e
+			}
+		}
+		return len(data)
+	}
+	for i := p + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			if q == '"' {
+				i++
+			}
+		case q:
+			return i + 1
+		case '\n':
+			return i
+		}
+	}
+	return len(data)
+}
