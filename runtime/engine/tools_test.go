@@ -26,8 +26,8 @@ type stubSource struct {
 	waited atomic.Int32
 }
 
-func (s *stubSource) Wait(context.Context)  { s.waited.Add(1) }
-func (s *stubSource) Tools() []tools.Tool { return s.tools }
+func (s *stubSource) Wait(context.Context) { s.waited.Add(1) }
+func (s *stubSource) Tools() []tools.Tool  { return s.tools }
 
 func TestToolsIncludeSources(t *testing.T) {
 	cfg := load(t, "")
