@@ -45,7 +45,8 @@ type PromptOptions struct {
 	Record        string
 	Fork          bool
 	DenyAsk       bool
-	Version       string // reported to MCP servers
+	Version       string   // reported to MCP servers
+	Skills        []string // nil: the session's (or default_skills)
 }
 
 func newCmdPrompt(ios *IOStreams, version string) *cli.Command {
@@ -91,6 +92,7 @@ Examples:
 			&cli.StringSliceFlag{Name: "file", Aliases: []string{"f"}, Usage: "attach the file at `PATH` as a text block (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "print NDJSON events instead of plain text"},
 			&cli.StringFlag{Name: "record", Usage: "write the model replies of this run into a replay cassette at `FILE`"},
+			&cli.StringSliceFlag{Name: "skills", Usage: "activate these skills (`a,b`; skills/<name>.md) for the session; default: the session's, or default_skills for a new one"},
 			&cli.BoolFlag{Name: "deny-ask", Usage: "deny tool calls that the permission rules say to ask about; by default prompt allows them, as there is no one to ask"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -116,6 +118,7 @@ Examples:
 				MaxIterations: cmd.Int("max-iterations"), AllowShell: cmd.Bool("allow-shell"),
 				WorkDir: cmd.String("work-dir"), Timeout: cmd.Duration("timeout"), JSON: cmd.Bool("json"),
 				Record: cmd.String("record"), Fork: cmd.Bool("fork"), DenyAsk: cmd.Bool("deny-ask"),
+				Skills: skillsFlag(cmd),
 			})
 		},
 	}
@@ -181,7 +184,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	}
 	meta, end, err := eng.Prompt(ctx, engine.Request{
 		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
-		Input: input, Sink: queue, Record: opts.Record, Asker: asker,
+		Input: input, Sink: queue, Record: opts.Record, Asker: asker, Skills: opts.Skills,
 		Started: func(m session.Meta) {
 			if enc != nil {
 				enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),

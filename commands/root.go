@@ -45,6 +45,7 @@ Examples:
 			newCmdACP(ios, version),
 			newCmdServe(ios, version),
 			newCmdMCP(ios, version),
+			newCmdSkills(ios),
 			newCmdSessions(ios),
 			newCmdTools(ios),
 			newCmdInit(ios),

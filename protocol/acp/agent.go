@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 
 	"sync"
 
@@ -204,7 +205,7 @@ func (a *Agent) initialize(params json.RawMessage) (any, error) {
 		Meta: map[string]any{
 			"models":      cfg.Models(),
 			"mcp_servers": a.mcpStatus(),
-			"skills":      []string{},
+			"skills":      a.skills(),
 			"tools":       ToolObjects(reg.Specs()),
 		},
 	}, nil
@@ -266,4 +267,14 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// skills lists the skills a session can activate (_meta.skills).
+func (a *Agent) skills() []string {
+	names, err := a.Engine.Skills()
+	if err != nil {
+		slog.Warn("acp: listing skills", "err", err)
+		return []string{}
+	}
+	return names
 }

@@ -86,8 +86,20 @@ func (a *Agent) newSession(r NewSessionRequest) (any, error) {
 			return nil, invalidParams(err.Error())
 		}
 	}
-	if skills, ok := r.Meta["skills"].([]any); ok && len(skills) > 0 {
-		return nil, invalidParams(fmt.Sprintf("unknown skill %v: no skills are configured", skills[0]))
+	var skillNames []string // nil: the config's default_skills
+	if raw, ok := r.Meta["skills"]; ok && raw != nil {
+		list, ok := raw.([]any)
+		if !ok {
+			return nil, invalidParams("_meta.skills must be a list of skill names")
+		}
+		skillNames = []string{}
+		for _, v := range list {
+			name, ok := v.(string)
+			if !ok {
+				return nil, invalidParams("_meta.skills must be a list of skill names")
+			}
+			skillNames = append(skillNames, name)
+		}
 	}
 	if r.CWD == "" {
 		r.CWD = a.Engine.Config.WorkDir
@@ -96,7 +108,7 @@ func (a *Agent) newSession(r NewSessionRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := a.Engine.NewSession(r.CWD, provider, model)
+	meta, err := a.Engine.NewSession(r.CWD, provider, model, skillNames)
 	if err != nil {
 		if servers != nil {
 			servers.Close()

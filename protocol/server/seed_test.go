@@ -179,7 +179,7 @@ func TestSeedWebSocketTranscript(t *testing.T) {
 // routes are mounted behind the guard as documented).
 func TestSeedREST(t *testing.T) {
 	f := start(t, setup{extra: "[mcp_servers.github]\ncommand = \"npx\"\nargs = [\"-y\", \"secret-arg\"]\nenv = { GITHUB_TOKEN = \"ghp_secret\" }\n"})
-	meta, err := f.eng.NewSession(f.work, "", "")
+	meta, err := f.eng.NewSession(f.work, "", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

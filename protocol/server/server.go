@@ -67,7 +67,13 @@ func New(opts Options) *Server {
 		SendQueue: opts.SendQueue, MaxFrame: opts.MaxFrame, MaxConns: opts.MaxConns, Log: log,
 		// The guard has checked the Origin already.
 		CheckOrigin: func(*http.Request) bool { return true }}
-	api := &rest.Server{Engine: opts.Engine, Catalog: opts.Catalog}
+	api := &rest.Server{Engine: opts.Engine, Catalog: opts.Catalog, Skills: func() []string {
+		names, err := opts.Engine.Skills()
+		if err != nil {
+			log.Warn("serve: listing skills", "err", err)
+		}
+		return names
+	}}
 	if m, ok := opts.Engine.MCP.(interface{ Status() []mcp.Status }); ok {
 		api.MCP = m.Status
 	}

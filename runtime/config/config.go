@@ -39,16 +39,19 @@ const (
 
 // Config is the whole of config.toml after defaults and validation.
 type Config struct {
-	DefaultProvider string                `toml:"default_provider"`
-	MaxIterations   int                   `toml:"max_iterations"`
-	WorkDir         string                `toml:"work_dir"`
-	AllowShell      bool                  `toml:"allow_shell"`
-	TUI             TUI                   `toml:"tui"`
-	Providers       map[string]*Provider  `toml:"providers"`
-	MCPServers      map[string]*MCPServer `toml:"mcp_servers"`
-	Memory          Memory                `toml:"memory"`
-	Serve           Serve                 `toml:"serve"`
-	Permissions     Permissions           `toml:"permissions"`
+	DefaultProvider string `toml:"default_provider"`
+	MaxIterations   int    `toml:"max_iterations"`
+	WorkDir         string `toml:"work_dir"`
+	AllowShell      bool   `toml:"allow_shell"`
+	// DefaultSkills are active in every new session that names none
+	// (skills/<name>.md next to system.md).
+	DefaultSkills []string              `toml:"default_skills"`
+	TUI           TUI                   `toml:"tui"`
+	Providers     map[string]*Provider  `toml:"providers"`
+	MCPServers    map[string]*MCPServer `toml:"mcp_servers"`
+	Memory        Memory                `toml:"memory"`
+	Serve         Serve                 `toml:"serve"`
+	Permissions   Permissions           `toml:"permissions"`
 	// RecordDir, when set, makes every `openheim prompt` record its model
 	// replies into a replay cassette there (like --record FILE).
 	RecordDir string `toml:"record_dir"`
@@ -138,6 +141,12 @@ func DefaultPath() string { return filepath.Join(Home(), "config.toml") }
 
 // Path is the file the config was loaded from, "" when none existed.
 func (c *Config) Path() string { return c.path }
+
+// SkillsDir holds skill files, <name>.md.
+func (c *Config) SkillsDir() string { return filepath.Join(c.Dir(), "skills") }
+
+// AgentsDir holds subagent profiles, <name>.md.
+func (c *Config) AgentsDir() string { return filepath.Join(c.Dir(), "agents") }
 
 // Dir is the directory holding system.md and the base for relative paths in
 // the file: the config file's directory, or Home() when there was no file.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,6 +74,9 @@ type Request struct {
 	// MCP offers the tools of MCP servers added for this session only
 	// (ACP session/new mcpServers); nil: none.
 	MCP ToolSource
+	// Skills to activate (skills/<name>.md), stored with the session; nil
+	// keeps the session's (a new session gets the config's default_skills).
+	Skills []string
 }
 
 // Prompt runs one turn and returns the session's meta after it. An error is
@@ -114,11 +118,6 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	system, err := e.Config.SystemPrompt()
-	if err != nil {
-		return session.Meta{}, event.End{}, err
-	}
-
 	isNew := meta.ID == ""
 	if isNew {
 		meta = session.NewMeta(now)
@@ -141,6 +140,11 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		meta, history = conv.Meta, conv.Messages
 	}
 	before := meta
+	meta.Skills = append([]string{}, e.sessionSkills(req.Skills, isNew, meta.Skills)...)
+	system, err := e.system(workDir, meta.Skills)
+	if err != nil {
+		return session.Meta{}, event.End{}, err
+	}
 	if meta.Title == nil {
 		meta.Title = session.Str(session.Title(textOf(req.Input)))
 	}
@@ -254,7 +258,8 @@ func (e *Engine) now() time.Time {
 // and usage.
 func describedAlike(a, b session.Meta) bool {
 	same := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	return same(a.Title, b.Title) && same(a.Model, b.Model) && same(a.Provider, b.Provider) && same(a.Cwd, b.Cwd)
+	return same(a.Title, b.Title) && same(a.Model, b.Model) && same(a.Provider, b.Provider) && same(a.Cwd, b.Cwd) &&
+		slices.Equal(a.Skills, b.Skills)
 }
 
 func textOf(blocks []message.Block) string {
