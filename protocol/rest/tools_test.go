@@ -6,12 +6,14 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
-// TestTools compares /api/tools with seed 000's example, restricted to the
-// tools built in so far (testdata/seed_tools.json is copied verbatim from
-// the seed; memory, delegation and MCP tools arrive later).
+// TestTools compares /api/tools with seed 000's example
+// (testdata/seed_tools.json: the seed's tools, without its MCP placeholder).
+// delegate_task's description ends with the configured subagents, which the
+// seed only sketches: it is compared up to that sentence.
 func TestTools(t *testing.T) {
 	data, err := os.ReadFile("testdata/seed_tools.json")
 	if err != nil {
@@ -50,6 +52,18 @@ func TestTools(t *testing.T) {
 		if !shell {
 			delete(want, "execute_command")
 		}
+		for name := range pendingTools {
+			delete(want, name)
+		}
+		for _, m := range []map[string]any{want, byName(got)} {
+			if d, ok := m["delegate_task"].(map[string]any); ok {
+				fn := d["function"].(map[string]any)
+				desc := fn["description"].(string)
+				if i := strings.Index(desc, "Available subagents:"); i >= 0 {
+					fn["description"] = desc[:i]
+				}
+			}
+		}
 		if g := byName(got); !reflect.DeepEqual(g, want) {
 			t.Errorf("allow_shell=%v: tools differ from seed 000:\n got %v\nwant %v", shell, g, want)
 		}
@@ -64,3 +78,6 @@ func TestTools(t *testing.T) {
 		}
 	}
 }
+
+// pendingTools are seed tools not built yet.
+var pendingTools = map[string]bool{"remember": true, "search_memory": true, "edit_memory": true, "forget": true}

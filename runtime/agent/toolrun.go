@@ -116,7 +116,7 @@ func (r *run) execute(ctx context.Context, c message.Block, started func()) (res
 		}
 	}()
 	started()
-	return t.Run(ctx, json.RawMessage(args))
+	return t.Run(tools.WithCallID(ctx, c.ID), json.RawMessage(args))
 }
 
 func (r *run) toolKind(name string) string {

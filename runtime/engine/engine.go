@@ -21,6 +21,7 @@ import (
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
+	"github.com/openheim/openheim/runtime/subagent"
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -175,6 +176,16 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		req.Started(meta)
 	}
 
+	permit := e.permit(meta.ID, req.Asker)
+	// Subagents report their tool calls from their own goroutines.
+	sink := req.Sink
+	if sink == nil {
+		sink = event.Discard
+	}
+	sink = subagent.SyncSink(sink)
+	if err := e.addDelegate(registry, resolved, provider, permit, sink, meta.ID); err != nil {
+		return session.Meta{}, event.End{}, err
+	}
 	a := &agent.Agent{
 		Provider:      provider,
 		Tools:         registry,
@@ -183,11 +194,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		MaxIterations: e.Config.MaxIterations,
 		MaxTokens:     resolved.Provider.MaxTokens,
 		ContextWindow: int64(resolved.Provider.ContextWindow),
-		Permit:        e.permit(meta.ID, req.Asker),
-	}
-	sink := req.Sink
-	if sink == nil {
-		sink = event.Discard
+		Permit:        permit,
 	}
 	end := a.Run(ctx, agent.Turn{
 		SessionID: meta.ID,

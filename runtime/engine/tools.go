@@ -39,6 +39,7 @@ func (e *Engine) Tools(workDir string, fs tools.FS, readOnly bool, extra ...Tool
 			}
 		}
 	}
+	e.listDelegate(reg)
 	if !readOnly {
 		return reg, nil
 	}

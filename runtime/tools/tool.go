@@ -89,3 +89,18 @@ func (r *Registry) Specs() []llm.ToolSpec {
 	}
 	return out
 }
+
+type callIDKey struct{}
+
+// WithCallID marks ctx as running the tool call id (the agent loop does, so
+// a tool that starts its own calls, such as delegate_task, can name them
+// after it).
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID is the id of the tool call running under ctx, or "".
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
