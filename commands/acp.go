@@ -47,8 +47,10 @@ Examples:
 			if servers != nil {
 				defer servers.Close()
 			}
+			eng := withMCP(newEngine(cfg, env), servers)
+			defer withMemory(eng, cfg, ios)()
 			agent := &acp.Agent{
-				Engine:  withMCP(newEngine(cfg, env), servers),
+				Engine:  eng,
 				Catalog: env.catalog,
 				Version: version,
 			}

@@ -167,6 +167,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		defer servers.Close()
 	}
 	eng := withMCP(newEngine(cfg, env), servers)
+	defer withMemory(eng, cfg, ios)()
 	// The queue keeps a slow stdout reader from stalling the turn.
 	var enc *ndjson.Encoder
 	var text *textRenderer

@@ -46,6 +46,7 @@ Examples:
 			newCmdServe(ios, version),
 			newCmdMCP(ios, version),
 			newCmdSkills(ios),
+			newCmdMemory(ios),
 			newCmdSessions(ios),
 			newCmdTools(ios),
 			newCmdInit(ios),

@@ -103,7 +103,9 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 	if servers != nil {
 		defer servers.Close()
 	}
-	srv := server.New(server.Options{Engine: withMCP(newEngine(cfg, env), servers), Catalog: env.catalog, Version: opts.Version,
+	eng := withMCP(newEngine(cfg, env), servers)
+	defer withMemory(eng, cfg, opts.IO)()
+	srv := server.New(server.Options{Engine: eng, Catalog: env.catalog, Version: opts.Version,
 		Token: opts.Token, Loopback: loopback})
 
 	auth := "no token"

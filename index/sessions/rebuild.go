@@ -115,7 +115,9 @@ func build(tmp string, sessions func(yield func(s Session, texts []string) bool)
 			if ierr = x.b.Batch(b); ierr != nil {
 				return false
 			}
-			b.Reset()
+			// A new batch, not Reset: bleve's scorch may still be reading
+			// the old one after Batch returns (a data race under -race).
+			b = x.b.NewBatch()
 		}
 		done++
 		if progress != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/memory"
 	"github.com/openheim/openheim/runtime/session"
 )
 
@@ -46,7 +47,9 @@ func newFixture(t testing.TB, toml string, withCatalog bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{files: files, srv: &Server{Engine: &engine.Engine{Config: cfg, Store: files}}}
+	// Memory is opened only when a memory tool runs; listing needs no files.
+	mem := &engine.MemoryOpener{Options: memory.Options{Dir: filepath.Join(home, "memory"), IndexDir: filepath.Join(home, "index", "memory")}}
+	f := &fixture{files: files, srv: &Server{Engine: &engine.Engine{Config: cfg, Store: files, Memory: mem}}}
 	if withCatalog {
 		cat := &history.Catalog{Store: files, IndexDir: filepath.Join(home, "index", "sessions"), Timeout: 5 * time.Second}
 		f.srv.Catalog = cat

@@ -52,9 +52,6 @@ func TestTools(t *testing.T) {
 		if !shell {
 			delete(want, "execute_command")
 		}
-		for name := range pendingTools {
-			delete(want, name)
-		}
 		for _, m := range []map[string]any{want, byName(got)} {
 			if d, ok := m["delegate_task"].(map[string]any); ok {
 				fn := d["function"].(map[string]any)
@@ -78,6 +75,3 @@ func TestTools(t *testing.T) {
 		}
 	}
 }
-
-// pendingTools are seed tools not built yet.
-var pendingTools = map[string]bool{"remember": true, "search_memory": true, "edit_memory": true, "forget": true}

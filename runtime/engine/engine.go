@@ -35,6 +35,9 @@ type Engine struct {
 	Now    func() time.Time
 	// MCP offers the configured MCP servers' tools; nil: none.
 	MCP ToolSource
+	// Memory backs the memory tools (remember, search_memory, ...); nil
+	// leaves them out.
+	Memory *MemoryOpener
 
 	// gate keeps each session's "always" permission answers for as long as
 	// this process runs (or until Forget).

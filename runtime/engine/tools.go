@@ -39,6 +39,9 @@ func (e *Engine) Tools(workDir string, fs tools.FS, readOnly bool, extra ...Tool
 			}
 		}
 	}
+	for _, t := range e.memoryTools() {
+		reg.Add(t)
+	}
 	e.listDelegate(reg)
 	if !readOnly {
 		return reg, nil
