@@ -17,7 +17,7 @@ type Hit struct {
 	Note
 	// Score orders the hits: the keyword relevance within its tier
 	// (keyword search), or the reciprocal rank fusion score (semantic).
-	Score float64
+	Score float64 `json:"score"`
 }
 
 const (
