@@ -201,7 +201,7 @@ Examples:
 					}
 					return printNote(ios, cmd, n, nil)
 				})},
-			{Name: "rm", Usage: "delete a note for good", ArgsUsage: "ID",
+			{Name: "rm", Usage: "delete a note for good", ArgsUsage: "ID", Flags: jsonFlags(),
 				Action: memoryAction(ios, "ID", func(ctx context.Context, cmd *cli.Command, m *memory.Memory) error {
 					id, err := noteID(cmd.Args().First())
 					if err != nil {
@@ -210,23 +210,29 @@ Examples:
 					if err := m.Delete(id); err != nil {
 						return notFoundOr(err)
 					}
+					if machineOutput(cmd) {
+						return printJSON(ios, cmd, map[string]any{"id": id, "deleted": true})
+					}
 					fmt.Fprintf(ios.ErrOut, "forgot #%d\n", id)
 					return nil
 				})},
-			{Name: "reindex", Usage: "rebuild the search index (and embeddings) from the notes",
+			{Name: "reindex", Usage: "rebuild the search index (and embeddings) from the notes", Flags: jsonFlags(),
 				Action: memoryAction(ios, "", func(ctx context.Context, cmd *cli.Command, m *memory.Memory) error {
 					n, err := m.Reindex(ctx)
 					if err != nil {
 						return failure(fmt.Errorf("memory reindex: %w", err))
 					}
+					if machineOutput(cmd) {
+						return printJSON(ios, cmd, map[string]any{"indexed": n})
+					}
 					fmt.Fprintf(ios.ErrOut, "indexed %d notes\n", n)
 					return nil
 				})},
-			{Name: "export", Usage: "print every note as JSONL, oldest first",
+			{Name: "export", Usage: "print every note as JSONL (always JSON), oldest first",
 				Action: memoryAction(ios, "", func(ctx context.Context, cmd *cli.Command, m *memory.Memory) error {
 					return m.Export(ios.Out)
 				})},
-			{Name: "import", Usage: "add notes from JSONL (FILE or - for stdin)", ArgsUsage: "FILE|-",
+			{Name: "import", Usage: "add notes from JSONL (FILE or - for stdin)", ArgsUsage: "FILE|-", Flags: jsonFlags(),
 				Action: memoryAction(ios, "FILE", func(ctx context.Context, cmd *cli.Command, m *memory.Memory) error {
 					var r io.Reader = ios.In
 					if p := cmd.Args().First(); p != "-" {
@@ -240,6 +246,9 @@ Examples:
 					n, err := m.Import(r)
 					if err != nil {
 						return failure(fmt.Errorf("memory import: %w", err))
+					}
+					if machineOutput(cmd) {
+						return printJSON(ios, cmd, map[string]any{"imported": n})
 					}
 					fmt.Fprintf(ios.ErrOut, "imported %d notes\n", n)
 					return nil
