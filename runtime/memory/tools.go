@@ -9,7 +9,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/openheim/openheim/runtime/config"
@@ -129,20 +128,9 @@ func (t *forgetTool) Run(_ context.Context, raw json.RawMessage) tools.Result {
 // date is how tools show a note's time: its day, in local time.
 func date(t time.Time) string { return t.Local().Format("2006-01-02") }
 
-// spec builds a tool's spec once (schema compacted) and shares it.
 func spec(name, description, params string) llm.ToolSpec {
-	if s, ok := specs.Load(name); ok {
-		return s.(llm.ToolSpec)
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(params)); err != nil {
-		panic("memory: the schema of " + name + " is not JSON: " + err.Error())
-	}
-	s, _ := specs.LoadOrStore(name, llm.ToolSpec{Name: name, Description: description, Parameters: buf.Bytes()})
-	return s.(llm.ToolSpec)
+	return tools.Spec(name, description, params)
 }
-
-var specs sync.Map // tool name -> llm.ToolSpec
 
 // args reads a tool call's arguments; the first problem sticks in *err.
 type args map[string]json.RawMessage

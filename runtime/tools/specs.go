@@ -12,9 +12,12 @@ import (
 	"github.com/openheim/openheim/runtime/llm"
 )
 
-// spec builds a tool's spec once (compacted) and shares it: specs are read
-// for every model request of every turn, and must not be modified.
-func spec(name, description, params string) llm.ToolSpec {
+func spec(name, description, params string) llm.ToolSpec { return Spec(name, description, params) }
+
+// Spec builds a tool's spec once per name (params compacted) and shares it:
+// specs are read for every model request of every turn, and must not be
+// modified. params must be a JSON schema constant.
+func Spec(name, description, params string) llm.ToolSpec {
 	if s, ok := specs.Load(name); ok {
 		return s.(llm.ToolSpec)
 	}
