@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/openheim/openheim/index/bleveindex"
 )
 
 func notes(word string, n int) []Doc {
@@ -32,9 +34,9 @@ func TestRebuild(t *testing.T) {
 	for _, atomic := range []bool{true, false} {
 		dir := filepath.Join(t.TempDir(), "index", "memory")
 		if !atomic {
-			saved := exchange
-			exchange = func(a, b string) error { return errors.New("unsupported") }
-			t.Cleanup(func() { exchange = saved })
+			saved := bleveindex.Exchange
+			bleveindex.Exchange = func(a, b string) error { return errors.New("unsupported") }
+			t.Cleanup(func() { bleveindex.Exchange = saved })
 		}
 		// Fresh, spanning several batches, with progress.
 		var calls int
@@ -81,11 +83,11 @@ func TestRebuildReplacesDamagedAndStale(t *testing.T) {
 
 func TestRebuildRemovesOldLeftovers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "memory")
-	oldScratch := dir + scratchSuffix + "123"
-	newScratch := dir + scratchSuffix + "456"
+	oldScratch := dir + bleveindex.ScratchSuffix + "123"
+	newScratch := dir + bleveindex.ScratchSuffix + "456"
 	must(t, os.MkdirAll(oldScratch, 0o700))
 	must(t, os.MkdirAll(newScratch, 0o700))
-	past := time.Now().Add(-2 * leftoverAge)
+	past := time.Now().Add(-2 * bleveindex.LeftoverAge)
 	must(t, os.Chtimes(oldScratch, past, past))
 	must(t, Rebuild(dir, docsOf(nil), 0, 0, nil))
 	if got := siblings(t, dir); !slices.Equal(got, []string{"memory", "memory.tmp-456"}) {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/openheim/openheim/index/bleveindex"
 )
 
 type stored struct {
@@ -83,9 +85,9 @@ func TestRebuildReplacesExisting(t *testing.T) {
 		// A reader of the old index keeps working after the swap.
 		reader := openT(t, dir, Options{ReadOnly: true})
 		if !atomic {
-			saved := exchange
-			exchange = func(a, b string) error { return errors.New("unsupported") }
-			t.Cleanup(func() { exchange = saved })
+			saved := bleveindex.Exchange
+			bleveindex.Exchange = func(a, b string) error { return errors.New("unsupported") }
+			t.Cleanup(func() { bleveindex.Exchange = saved })
 		}
 
 		must(t, Rebuild(dir, source(corpus("beta", 3), nil), 3, nil))
@@ -158,11 +160,11 @@ func TestRebuildOverDamagedIndex(t *testing.T) {
 
 func TestRebuildRemovesAbandonedScratch(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sessions")
-	stale := dir + scratchSuffix + "123"
-	fresh := dir + scratchSuffix + "456"
+	stale := dir + bleveindex.ScratchSuffix + "123"
+	fresh := dir + bleveindex.ScratchSuffix + "456"
 	must(t, os.MkdirAll(stale, 0o700))
 	must(t, os.MkdirAll(fresh, 0o700))
-	old := time.Now().Add(-2 * leftoverAge)
+	old := time.Now().Add(-2 * bleveindex.LeftoverAge)
 	must(t, os.Chtimes(stale, old, old))
 	must(t, Rebuild(dir, source(nil, nil), 0, nil))
 	got := siblings(t, dir)

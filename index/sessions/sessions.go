@@ -13,15 +13,11 @@ package sessions
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	bolterrors "go.etcd.io/bbolt/errors"
+	"github.com/openheim/openheim/index/bleveindex"
 )
 
 // Session is one conversation as `sessions ls` shows it.
@@ -60,12 +56,12 @@ const DefaultTimeout = 2 * time.Second
 
 var (
 	// ErrMissing: there is no index at dir (only returned when ReadOnly).
-	ErrMissing = errors.New("sessions index: missing")
+	ErrMissing = bleveindex.ErrMissing
 	// ErrBusy: another process (or another Open in this one) holds the index
 	// in a conflicting mode and did not let go within Options.Timeout.
-	ErrBusy = errors.New("sessions index: busy")
+	ErrBusy = bleveindex.ErrBusy
 	// ErrStale: the index was written with another schema; Rebuild it.
-	ErrStale = errors.New("sessions index: stale schema")
+	ErrStale = bleveindex.ErrStale
 	// ErrReadOnly: a write on an index opened ReadOnly. Checked by us because
 	// scorch would accept the batch in memory and silently never persist it.
 	ErrReadOnly = errors.New("sessions index: opened read-only")
@@ -90,89 +86,15 @@ func Open(dir string, opts Options) (*Index, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	cfg := map[string]any{"bolt_timeout": timeout.String()}
-	if opts.ReadOnly {
-		cfg["read_only"] = true
-	}
-	// Three rounds: open, else create and open; a third only when the index
-	// vanished again in between (a concurrent Rebuild's fallback swap).
-	var err error
-	for range 3 {
-		var b bleve.Index
-		b, err = bleve.OpenUsing(dir, cfg)
-		switch {
-		case err == nil:
-			return checkSchema(b, opts.ReadOnly)
-		case errors.Is(err, bolterrors.ErrTimeout):
-			return nil, ErrBusy
-		case !isMissing(err):
-			return nil, fmt.Errorf("sessions index: open %s: %w", dir, err)
-		case opts.ReadOnly:
-			return nil, ErrMissing
-		}
-		if err = create(dir); err != nil {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("sessions index: open %s: %w", dir, err)
-}
-
-func isMissing(err error) bool {
-	return errors.Is(err, bleve.ErrorIndexPathDoesNotExist) || errors.Is(err, bleve.ErrorIndexMetaMissing)
-}
-
-// create builds an empty index in a scratch directory and renames it to dir,
-// so no other process can open a half-created one (no mapping yet) and
-// mistake it for a broken index. Losing the rename to a concurrent creator
-// is fine: the caller then opens theirs.
-func create(dir string) error {
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return fmt.Errorf("sessions index: create: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, filepath.Base(dir)+scratchSuffix)
+	b, err := bleveindex.Open(dir, timeout, opts.ReadOnly, schema, "sessions index")
 	if err != nil {
-		return fmt.Errorf("sessions index: create: %w", err)
-	}
-	defer os.RemoveAll(tmp) // gone already after a successful rename
-	b, err := bleve.NewUsing(tmp, newMapping(), scorch.Name, scorch.Name, nil)
-	if err != nil {
-		return fmt.Errorf("sessions index: create: %w", err)
-	}
-	err = b.SetInternal(schemaKey, []byte(schemaVersion))
-	if cerr := b.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sessions index: create: %w", err)
-	}
-	// An empty dir (made by hand, or Rebuild's scratch) is as good as none,
-	// but os.Rename refuses to replace any directory. Remove deletes only
-	// empty ones, so it cannot hurt a concurrent creator that won.
-	_ = os.Remove(dir)
-	if err := os.Rename(tmp, dir); err != nil && !isPopulated(dir) {
-		return fmt.Errorf("sessions index: create: %w", err)
-	}
-	return nil
-}
-
-func isPopulated(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "index_meta.json"))
-	return err == nil
-}
-
-func checkSchema(b bleve.Index, readOnly bool) (*Index, error) {
-	v, err := b.GetInternal(schemaKey)
-	if err != nil {
-		_ = b.Close()
 		return nil, err
 	}
-	if string(v) != schemaVersion {
-		_ = b.Close()
-		return nil, ErrStale
-	}
-	return &Index{b: b, readOnly: readOnly}, nil
+	return &Index{b: b, readOnly: opts.ReadOnly}, nil
 }
+
+// schema stamps the indexes this version builds.
+var schema = bleveindex.Schema{Mapping: newMapping, Key: schemaKey, Version: schemaVersion}
 
 // Close releases the index and its lock. Closing twice is harmless.
 func (x *Index) Close() error {

@@ -1,11 +1,11 @@
 //go:build !linux
 
-package memory
+package bleveindex
 
 import "errors"
 
-// exchange is Linux-only (renameat2); elsewhere Rebuild uses two renames.
+// Exchange is Linux-only (renameat2); elsewhere Rebuild uses two renames.
 // A variable so tests can take the fallback path.
-var exchange = func(a, b string) error {
+var Exchange = func(a, b string) error {
 	return errors.New("atomic exchange unsupported")
 }
