@@ -2,11 +2,8 @@ package commands
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"text/tabwriter"
 
-	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/tools"
 	"github.com/urfave/cli/v3"
 )
@@ -40,21 +37,7 @@ Examples:
 			if err != nil {
 				return failure(err)
 			}
-			if machineOutput(cmd) {
-				for _, t := range acp.ToolObjects(reg.Specs()) {
-					if err := printJSON(ios, cmd, t); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tDESCRIPTION")
-			for _, t := range reg.Tools() {
-				s := t.Spec()
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, t.Kind(), firstSentence(s.Description))
-			}
-			return tw.Flush()
+			return printTools(ios, cmd, reg.Tools())
 		},
 	}
 }
