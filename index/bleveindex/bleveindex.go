@@ -287,3 +287,47 @@ func Rebuild(dir string, timeout time.Duration, s Schema, what string, fill func
 	swapped = true
 	return nil
 }
+
+// Batcher hands documents to an index in batches of a fixed size, with a
+// new batch after each (not Reset: scorch may still read a batch after
+// Batch returns, a data race under -race).
+type Batcher struct {
+	x    bleve.Index
+	b    *bleve.Batch
+	size int
+}
+
+// NewBatcher returns a Batcher for x flushing every size documents.
+func NewBatcher(x bleve.Index, size int) *Batcher {
+	return &Batcher{x: x, b: x.NewBatch(), size: size}
+}
+
+// Index adds a document, handing the batch to the index when it is full.
+func (b *Batcher) Index(id string, doc any) error {
+	if err := b.b.Index(id, doc); err != nil {
+		return err
+	}
+	return b.FlushFull()
+}
+
+// FlushFull hands the batch to the index if it holds size operations or
+// more (for callers that add to Batch() directly).
+func (b *Batcher) FlushFull() error {
+	if b.b.Size() < b.size {
+		return nil
+	}
+	return b.Flush()
+}
+
+// Batch is the batch being filled (to add internal values to it).
+func (b *Batcher) Batch() *bleve.Batch { return b.b }
+
+// Flush hands what is pending to the index.
+func (b *Batcher) Flush() error {
+	if b.b.Size() == 0 {
+		return nil
+	}
+	err := b.x.Batch(b.b)
+	b.b = b.x.NewBatch()
+	return err
+}

@@ -25,7 +25,7 @@ func Rebuild(dir string, docs func(yield func(Doc) bool) error, total int, seq i
 }
 
 func build(x bleve.Index, docs func(yield func(Doc) bool) error, total int, seq int64, progress func(done, total int)) error {
-	b := x.NewBatch()
+	bt := bleveindex.NewBatcher(x, rebuildBatch)
 	done := 0
 	var ierr error
 	serr := docs(func(d Doc) bool {
@@ -33,16 +33,8 @@ func build(x bleve.Index, docs func(yield func(Doc) bool) error, total int, seq 
 			ierr = fmt.Errorf("memory index: rebuild: note id %d", d.ID)
 			return false
 		}
-		if ierr = b.Index(docID(d.ID), document(d)); ierr != nil {
+		if ierr = bt.Index(docID(d.ID), document(d)); ierr != nil {
 			return false
-		}
-		if b.Size() >= rebuildBatch {
-			if ierr = x.Batch(b); ierr != nil {
-				return false
-			}
-			// A new batch, not Reset: scorch may still be reading the old
-			// one after Batch returns (a data race under -race).
-			b = x.NewBatch()
 		}
 		done++
 		if progress != nil {
@@ -58,6 +50,6 @@ func build(x bleve.Index, docs func(yield func(Doc) bool) error, total int, seq 
 	}
 	// The stamp rides with the last batch; an index without it (a crash
 	// before this point never gets swapped in anyway) would read as Seq 0.
-	b.SetInternal(seqKey, []byte(strconv.FormatInt(seq, 10)))
-	return x.Batch(b)
+	bt.Batch().SetInternal(seqKey, []byte(strconv.FormatInt(seq, 10)))
+	return bt.Flush()
 }

@@ -25,7 +25,7 @@ func Rebuild(dir string, sessions func(yield func(s Session, texts []string) boo
 }
 
 func build(x bleve.Index, sessions func(yield func(s Session, texts []string) bool) error, total int, progress func(done, total int)) error {
-	b := x.NewBatch()
+	bt := bleveindex.NewBatcher(x, rebuildBatch)
 	done := 0
 	var ierr error
 	serr := sessions(func(s Session, texts []string) bool {
@@ -33,16 +33,11 @@ func build(x bleve.Index, sessions func(yield func(s Session, texts []string) bo
 			ierr = errors.New("sessions index: rebuild: session with empty id")
 			return false
 		}
-		if ierr = indexSession(b, s, texts); ierr != nil {
+		if ierr = indexSession(bt.Batch(), s, texts); ierr != nil {
 			return false
 		}
-		if b.Size() >= rebuildBatch {
-			if ierr = x.Batch(b); ierr != nil {
-				return false
-			}
-			// A new batch, not Reset: bleve's scorch may still be reading
-			// the old one after Batch returns (a data race under -race).
-			b = x.NewBatch()
+		if ierr = bt.FlushFull(); ierr != nil {
+			return false
 		}
 		done++
 		if progress != nil {
@@ -55,8 +50,6 @@ func build(x bleve.Index, sessions func(yield func(s Session, texts []string) bo
 		return ierr
 	case serr != nil:
 		return fmt.Errorf("sessions index: rebuild: reading sessions: %w", serr)
-	case b.Size() > 0:
-		return x.Batch(b)
 	}
-	return nil
+	return bt.Flush()
 }
