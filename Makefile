@@ -16,6 +16,8 @@ test: lint
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/agent/ ./runtime/llm/ ./runtime/session/
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./index/sessions/
+	$(GO) test -run '^$$' -bench 'Build|Search$$|OpenSearch|FreshProcess|StringsScan' -benchtime 1x ./index/memory/
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./runtime/mcp/
 	scripts/bench/prompt.sh
 	scripts/bench/sessions.sh
 	scripts/bench/serve.sh
