@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/openheim/openheim/runtime/tools"
+	"github.com/openheim/openheim/runtime/engine"
 	"github.com/urfave/cli/v3"
 )
 
@@ -12,8 +12,10 @@ func newCmdTools(ios *IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "tools",
 		Usage: "list the tools the agent can call",
-		Description: `Lists the built-in tools with their kind and a one-line description.
-execute_command appears only when allow_shell is on (or with --allow-shell).
+		Description: `Lists the tools a turn offers, with their kind and a one-line description:
+the built-in tools (execute_command only when allow_shell is on, or with
+--allow-shell), the long-term memory tools and delegate_task. The tools of MCP
+servers are listed by 'openheim mcp tools' (it connects to them).
 --json prints seed 000's Tool objects ({"type":"function","function":{...}}),
 one per line, sorted by name.
 
@@ -33,7 +35,10 @@ Examples:
 			if err != nil {
 				return err
 			}
-			reg, err := tools.Builtins(tools.Options{WorkDir: cfg.WorkDir, AllowShell: cfg.AllowShell || cmd.Bool("allow-shell")})
+			cfg.AllowShell = cfg.AllowShell || cmd.Bool("allow-shell")
+			// Memory is opened only when a memory tool runs: listing is free.
+			eng := &engine.Engine{Config: cfg, Memory: &engine.MemoryOpener{}}
+			reg, err := eng.Tools(cfg.WorkDir, nil, false)
 			if err != nil {
 				return failure(err)
 			}
