@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -89,11 +90,16 @@ func ServeStdio(ctx context.Context, opts Options, in io.Reader, out io.Writer) 
 // Sessions are stateful (Mcp-Session-Id): a call is cancelled by the
 // client's notifications/cancelled or by the end of its session (DELETE),
 // not by a dropped connection, as the 2025-11-25 transport spec requires.
+// A session idle for SessionIdle (a host that went away without DELETE) is
+// closed, so a long-running server does not keep them forever.
 func Handler(opts Options) http.Handler {
 	s := New(opts)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Logger: opts.logger()})
+		&mcp.StreamableHTTPOptions{Logger: opts.logger(), SessionTimeout: SessionIdle})
 }
+
+// SessionIdle is how long an HTTP session may go without a request.
+const SessionIdle = 30 * time.Minute
 
 type nopWriteCloser struct{ io.Writer }
 
