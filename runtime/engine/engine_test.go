@@ -124,3 +124,36 @@ default_model = "m"
 		t.Fatalf("unknown session: %v", err)
 	}
 }
+
+// TestTitleFromFirstMessage: an existing session is not rewritten when a
+// turn starts; one whose title was never stored (a session/new'd session
+// whose first turn died) is named after its first user message, and the
+// end of the turn stores it.
+func TestTitleFromFirstMessage(t *testing.T) {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Enqueue(llmtest.Reply{Text: []string{"ok"}})
+	cfg := load(t, "[providers.local]\napi_base = \""+srv.URL()+"\"\ndefault_model = \"m\"\n")
+	store, _ := session.NewFileStore(t.TempDir())
+	e := &Engine{Config: cfg, Store: store}
+	m, err := e.NewSession(cfg.WorkDir, "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a turn that died after its first step leaves: messages, no title.
+	store.Append(m.ID, message.Message{Role: message.RoleUser, Content: []message.Block{message.Text("Fix the login bug")}},
+		message.Message{Role: message.RoleAssistant, Content: []message.Block{message.Text("Looking.")}})
+	var during *session.Meta
+	meta, _, err := e.Prompt(context.Background(), Request{SessionID: m.ID, Input: []message.Block{message.Text("go on")},
+		Started: func(session.Meta) { during, _ = store.LoadMeta(m.ID) }})
+	if err != nil || meta.Title == nil || *meta.Title != "Fix the login bug" {
+		t.Fatalf("title %v, %v", meta.Title, err)
+	}
+	if during == nil || during.Title != nil {
+		t.Errorf("the meta was rewritten when the turn started: %+v", during)
+	}
+	stored, _ := store.LoadMeta(m.ID)
+	if stored.Title == nil || *stored.Title != "Fix the login bug" {
+		t.Errorf("stored title %v", stored.Title)
+	}
+}
