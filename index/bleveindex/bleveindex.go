@@ -35,6 +35,19 @@ const (
 	LeftoverAge   = 24 * time.Hour
 )
 
+// Options tune Open.
+type Options struct {
+	// ReadOnly opens without creating and takes the bolt lock shared, so any
+	// number of readers can coexist (but not with a writer).
+	ReadOnly bool
+	// Timeout bounds the wait for another process holding the index;
+	// 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// DefaultTimeout is how long Open waits for a busy index by default.
+const DefaultTimeout = 2 * time.Second
+
 // Schema identifies an index's layout: the mapping, and the internal key
 // and value stamped into every index built with it.
 type Schema struct {
@@ -43,11 +56,16 @@ type Schema struct {
 	Version string
 }
 
-// Open opens the index at dir, waiting at most timeout for another
-// process's lock (ErrBusy), and creates it when missing unless readOnly
+// Open opens the index at dir, waiting at most opts.Timeout for another
+// process's lock (ErrBusy), and creates it when missing unless ReadOnly
 // (ErrMissing). An index of another schema is ErrStale. what names the
 // index in errors.
-func Open(dir string, timeout time.Duration, readOnly bool, s Schema, what string) (bleve.Index, error) {
+func Open(dir string, opts Options, s Schema, what string) (bleve.Index, error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	readOnly := opts.ReadOnly
 	cfg := map[string]any{"bolt_timeout": timeout.String()}
 	if readOnly {
 		cfg["read_only"] = true
@@ -267,7 +285,7 @@ func Rebuild(dir string, timeout time.Duration, s Schema, what string, fill func
 	}
 	// Scorch deletes the segments a merge replaced only when a writer opens
 	// the index again: do it now rather than ship them.
-	x, err := Open(tmp, timeout, false, s, what)
+	x, err := Open(tmp, Options{Timeout: timeout}, s, what)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -30,17 +29,11 @@ type Doc struct {
 	Text string
 }
 
-// Options tune Open.
-type Options struct {
-	// ReadOnly opens without creating and shares the lock with other
-	// readers (but not with a writer).
-	ReadOnly bool
-	// Timeout bounds the wait for another holder; 0 means DefaultTimeout.
-	Timeout time.Duration
-}
+// Options tune Open (ReadOnly, Timeout).
+type Options = bleveindex.Options
 
 // DefaultTimeout is how long Open waits for a busy index by default.
-const DefaultTimeout = 2 * time.Second
+const DefaultTimeout = bleveindex.DefaultTimeout
 
 var (
 	// ErrMissing: there is no index at dir (only returned when ReadOnly).
@@ -65,11 +58,7 @@ type Index struct {
 // Open opens the index at dir, creating an empty one (Seq 0) when missing
 // unless ReadOnly.
 func Open(dir string, opts Options) (*Index, error) {
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	b, err := bleveindex.Open(dir, timeout, opts.ReadOnly, schema, "memory index")
+	b, err := bleveindex.Open(dir, opts, schema, "memory index")
 	if err != nil {
 		return nil, err
 	}

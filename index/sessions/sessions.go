@@ -41,18 +41,11 @@ type Hit struct {
 	Score     float64
 }
 
-// Options tune Open.
-type Options struct {
-	// ReadOnly opens without creating and takes the bolt lock shared, so any
-	// number of readers can coexist (but not with a writer).
-	ReadOnly bool
-	// Timeout bounds the wait for another process holding the index;
-	// 0 means DefaultTimeout.
-	Timeout time.Duration
-}
+// Options tune Open (ReadOnly, Timeout).
+type Options = bleveindex.Options
 
 // DefaultTimeout is how long Open waits for a busy index by default.
-const DefaultTimeout = 2 * time.Second
+const DefaultTimeout = bleveindex.DefaultTimeout
 
 var (
 	// ErrMissing: there is no index at dir (only returned when ReadOnly).
@@ -82,11 +75,7 @@ type Index struct {
 
 // Open opens the index at dir, creating it when missing unless ReadOnly.
 func Open(dir string, opts Options) (*Index, error) {
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	b, err := bleveindex.Open(dir, timeout, opts.ReadOnly, schema, "sessions index")
+	b, err := bleveindex.Open(dir, opts, schema, "sessions index")
 	if err != nil {
 		return nil, err
 	}
