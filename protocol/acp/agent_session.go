@@ -52,30 +52,13 @@ func (a *Agent) configOptions(ls *liveSession) []SessionConfigOption {
 		CurrentValue: ls.provider + "/" + ls.model, Options: opts}}
 }
 
-// resolveModel reads "provider/model", or a bare model of the default
-// provider (or of the one provider that offers it).
+// resolveModel reads "provider/model" or a bare model (config.ResolveRef).
 func resolveModel(cfg *config.Config, ref string) (provider, model string, err error) {
-	if p, m, ok := strings.Cut(ref, "/"); ok {
-		if _, exists := cfg.Providers[p]; exists {
-			r, err := cfg.Resolve(p, m)
-			if err != nil {
-				return "", "", err
-			}
-			return r.ProviderName, r.Model, nil
-		}
+	r, err := cfg.ResolveRef(ref)
+	if err != nil {
+		return "", "", err
 	}
-	r, err := cfg.Resolve("", ref)
-	if err == nil {
-		return r.ProviderName, r.Model, nil
-	}
-	for name, p := range cfg.Providers {
-		for _, m := range p.Models {
-			if m == ref {
-				return name, m, nil
-			}
-		}
-	}
-	return "", "", err
+	return r.ProviderName, r.Model, nil
 }
 
 func (a *Agent) newSession(r NewSessionRequest) (any, error) {

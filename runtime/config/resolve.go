@@ -104,3 +104,44 @@ func nonNil(s []string) []string {
 	copy(out, s)
 	return out
 }
+
+// ResolveRef reads a model reference as users and clients write it:
+// "provider/model", or a bare model of the default provider, or of the first
+// provider (by name) that lists it.
+func (c *Config) ResolveRef(ref string) (*Resolved, error) {
+	if p, m, ok := strings.Cut(ref, "/"); ok {
+		if _, exists := c.Providers[p]; exists {
+			return c.Resolve(p, m)
+		}
+	}
+	r, err := c.Resolve("", ref)
+	if err == nil {
+		return r, nil
+	}
+	for _, name := range sortedKeys(c.Providers) {
+		if p := c.Providers[name]; p != nil && slices.Contains(p.Models, ref) {
+			return c.Resolve(name, ref)
+		}
+	}
+	return nil, err
+}
+
+// ModelRefs lists every configured model as "provider/model", sorted; a
+// provider without a models list offers its default_model.
+func (c *Config) ModelRefs() []string {
+	var refs []string
+	for _, name := range sortedKeys(c.Providers) {
+		p := c.Providers[name]
+		if p == nil {
+			continue
+		}
+		models := p.Models
+		if len(models) == 0 && p.DefaultModel != "" {
+			models = []string{p.DefaultModel}
+		}
+		for _, m := range models {
+			refs = append(refs, name+"/"+m)
+		}
+	}
+	return refs
+}

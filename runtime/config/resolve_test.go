@@ -108,3 +108,43 @@ func TestModels(t *testing.T) {
 		t.Error("Models leaks an api_key")
 	}
 }
+
+func TestResolveRefAndModelRefs(t *testing.T) {
+	c := loadString(t, `default_provider = "a"
+[providers.a]
+kind = "openai"
+api_base = "http://127.0.0.1:1/v1"
+default_model = "m1"
+models = ["m1", "m2"]
+[providers.b]
+kind = "openai"
+api_base = "http://127.0.0.1:2/v1"
+default_model = "x"
+[providers.c]
+kind = "openai"
+api_base = "http://127.0.0.1:3/v1"
+default_model = "y"
+models = ["y", "shared"]
+`)
+	for ref, want := range map[string]string{
+		"m2": "a/m2", "a/m1": "a/m1", "b/x": "b/x", "shared": "c/shared", "c/y": "c/y",
+	} {
+		r, err := c.ResolveRef(ref)
+		if err != nil {
+			t.Errorf("ResolveRef(%q): %v", ref, err)
+			continue
+		}
+		if got := r.ProviderName + "/" + r.Model; got != want {
+			t.Errorf("ResolveRef(%q) = %s, want %s", ref, got, want)
+		}
+	}
+	for _, bad := range []string{"nope", "a/nope", "zz/m1"} {
+		if _, err := c.ResolveRef(bad); err == nil {
+			t.Errorf("ResolveRef(%q) succeeded", bad)
+		}
+	}
+	got := strings.Join(c.ModelRefs(), " ")
+	if want := "a/m1 a/m2 b/x c/y c/shared"; got != want {
+		t.Errorf("ModelRefs = %q, want %q", got, want)
+	}
+}
