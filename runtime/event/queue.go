@@ -15,6 +15,10 @@ type Queue struct {
 	dropped int
 	closed  bool
 	done    chan struct{}
+	// queued and delivered count appended and delivered events, so Flush
+	// can wait for what was queued before it.
+	queued, delivered uint64
+	drained           *sync.Cond
 }
 
 // NewQueue starts delivering events to sink on a goroutine of its own; Close
@@ -25,6 +29,7 @@ func NewQueue(sink Sink, limit int) *Queue {
 	}
 	q := &Queue{limit: limit, done: make(chan struct{})}
 	q.cond = sync.NewCond(&q.mu)
+	q.drained = sync.NewCond(&q.mu)
 	go q.run(sink)
 	return q
 }
@@ -52,9 +57,31 @@ func (q *Queue) Emit(e Event) {
 	if q.dropped > 0 {
 		q.buf = append(q.buf, Event{SessionID: e.SessionID, Kind: Dropped, Count: q.dropped})
 		q.dropped = 0
+		q.queued++
 	}
 	q.buf = append(q.buf, e)
+	q.queued++
 	q.cond.Signal()
+}
+
+// Flush waits until every event queued before it was delivered: a terminal
+// that asks the user something first shows what led to the question.
+func (q *Queue) Flush() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	target := q.queued
+	for q.delivered < target && !q.finished() {
+		q.drained.Wait()
+	}
+}
+
+func (q *Queue) finished() bool {
+	select {
+	case <-q.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Close delivers what is queued, then stops.
@@ -67,7 +94,12 @@ func (q *Queue) Close() {
 }
 
 func (q *Queue) run(sink Sink) {
-	defer close(q.done)
+	defer func() {
+		q.mu.Lock()
+		close(q.done)
+		q.drained.Broadcast()
+		q.mu.Unlock()
+	}()
 	var spare []Event
 	for {
 		q.mu.Lock()
@@ -85,6 +117,10 @@ func (q *Queue) run(sink Sink) {
 		for _, e := range batch {
 			sink.Emit(e)
 		}
+		q.mu.Lock()
+		q.delivered += uint64(len(batch))
+		q.drained.Broadcast()
+		q.mu.Unlock()
 		clear(batch) // drop references to delivered content
 		spare = batch
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 type slowSink struct {
@@ -65,4 +66,40 @@ func TestQueueDeliversInOrder(t *testing.T) {
 	if strings.Join(got, "") != "123" {
 		t.Fatalf("got %v", got)
 	}
+}
+
+func TestQueueFlushWaitsForQueuedEvents(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var got []string
+	q := NewQueue(SinkFunc(func(e Event) {
+		<-release
+		mu.Lock()
+		got = append(got, e.Content.Text)
+		mu.Unlock()
+	}), 16)
+	defer q.Close()
+	q.Emit(Text("s", AgentMessageChunk, "a"))
+	q.Emit(Text("s", ToolCall, "b"))
+	flushed := make(chan struct{})
+	go func() { q.Flush(); close(flushed) }()
+	select {
+	case <-flushed:
+		t.Fatal("Flush returned before the events were delivered")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	<-flushed
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "") != "ab" {
+		t.Errorf("delivered %q before Flush returned, want ab", got)
+	}
+}
+
+func TestQueueFlushAfterCloseReturns(t *testing.T) {
+	q := NewQueue(Discard, 4)
+	q.Emit(Text("s", AgentMessageChunk, "a"))
+	q.Close()
+	q.Flush()
 }
