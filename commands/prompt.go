@@ -149,7 +149,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if err != nil {
 		return err
 	}
-	sessionID, err := resolveSession(env, opts, cfg.WorkDir)
+	sessionID, err := resolveSession(env, "prompt", opts.SessionID, opts.Continue, opts.Fork, cfg.WorkDir)
 	if err != nil {
 		return err
 	}
@@ -228,32 +228,33 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 var errTimeout = errors.New("--timeout expired")
 
 // resolveSession turns --session (id, prefix or title) or --continue into a
-// session id, forking it with --fork; "" starts a new session.
-func resolveSession(env *sessionsEnv, opts *PromptOptions, workDir string) (string, error) {
+// session id, forking it with --fork; "" starts a new session. cmd names the
+// command in errors.
+func resolveSession(env *sessionsEnv, cmd, ref string, cont, fork bool, workDir string) (string, error) {
 	var id string
 	switch {
-	case opts.SessionID != "":
-		m, err := env.find("prompt: --session", opts.SessionID)
+	case ref != "":
+		m, err := env.find(cmd+": --session", ref)
 		if err != nil {
 			return "", err
 		}
 		id = m.ID
-	case opts.Continue:
+	case cont:
 		m, err := session.Latest(env.files, workDir)
 		if errors.Is(err, session.ErrNotFound) {
-			return "", usageErr(fmt.Errorf("prompt: --continue: no earlier session in %s", workDir), "start one without --continue")
+			return "", usageErr(fmt.Errorf("%s: --continue: no earlier session in %s", cmd, workDir), "start one without --continue")
 		}
 		if err != nil {
 			return "", failure(err)
 		}
 		id = m.ID
 	}
-	if id == "" || !opts.Fork {
+	if id == "" || !fork {
 		return id, nil
 	}
 	forked, err := session.Fork(env.store, id, -1, time.Now())
 	if err != nil {
-		return "", failure(fmt.Errorf("prompt: --fork: %w", err))
+		return "", failure(fmt.Errorf("%s: --fork: %w", cmd, err))
 	}
 	return forked.ID, nil
 }

@@ -28,6 +28,7 @@ work directory for it, feeds the results back, and repeats until the task is don
 Examples:
   openheim init                                 # write ~/.openheim/config.toml and system.md
   openheim prompt "summarise README.md"         # one turn, answer on stdout
+  openheim chat                                 # an interactive session
   openheim prompt --json "fix the tests" | jq . # NDJSON events for scripts
   openheim tools                                # the tools the agent can call`,
 		Flags: []cli.Flag{
@@ -42,6 +43,7 @@ Examples:
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
 		Commands: []*cli.Command{
 			newCmdPrompt(ios, version),
+			newCmdChat(ios, version),
 			newCmdACP(ios, version),
 			newCmdServe(ios, version),
 			newCmdMCP(ios, version),

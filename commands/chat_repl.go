@@ -1,0 +1,320 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/chzyer/readline"
+	"github.com/openheim/openheim/commands/tui"
+	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/permission"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// historyFile keeps the REPL's input history across runs.
+const historyFile = "chat_history"
+
+// repl is the interactive chat on a terminal.
+type repl struct {
+	c  *chat
+	rl *readline.Instance
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc // of the running turn or slash command
+	cancels int                // Ctrl-Cs since it started
+	quit    bool               // SIGTERM: leave after the running turn
+}
+
+func (c *chat) repl(ctx context.Context) error {
+	style, err := tui.NewStyle(c.cfg.TUI.ThemeColor, c.ios.Color && c.ios.OutTTY)
+	if err != nil {
+		fmt.Fprintf(c.ios.ErrOut, "openheim: warning: tui.theme_color: %v\n", err)
+	}
+	c.style = style
+	rl, err := readline.NewEx(&readline.Config{
+		Prompt:                 c.promptString(),
+		HistoryFile:            privateHistory(c.ios),
+		HistoryLimit:           1000,
+		DisableAutoSaveHistory: true,
+		HistorySearchFold:      true,
+		AutoComplete:           chatCompleter{c},
+		Stdin:                  readline.NewCancelableStdin(newPasteReader(c.ios.In)),
+		Stdout:                 c.ios.Out,
+		Stderr:                 c.ios.ErrOut,
+	})
+	if err != nil {
+		return failure(fmt.Errorf("chat: %w", err))
+	}
+	defer rl.Close()
+	r := &repl{c: c, rl: rl}
+	c.out = rl.Stdout()
+	c.pick = r.ask
+	fmt.Fprint(c.ios.Out, pasteOn)
+	defer fmt.Fprint(c.ios.Out, pasteOff)
+
+	stop := r.handleSignals()
+	defer stop()
+	r.banner()
+	return r.loop(ctx)
+}
+
+// privateHistory returns the history file's path, created readable by the
+// user only: prompts may hold things nobody else should read.
+func privateHistory(ios *IOStreams) string {
+	home := config.Home()
+	path := filepath.Join(home, historyFile)
+	if err := os.MkdirAll(home, 0o700); err == nil {
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600); err == nil {
+			f.Close()
+			return path
+		}
+	}
+	fmt.Fprintf(ios.ErrOut, "openheim: warning: cannot keep the input history in %s; it lasts this run only\n", path)
+	return ""
+}
+
+func (c *chat) promptString() string {
+	if c.readOnly {
+		return c.style.Dim("architect ") + c.style.AccentText("›") + " "
+	}
+	return c.style.AccentText("›") + " "
+}
+
+func (r *repl) banner() {
+	c := r.c
+	fmt.Fprintf(c.out, "%s %s · %s · %s mode\n", c.style.Bold(c.style.AccentText("openheim")), c.version, c.currentModel(), c.mode())
+	fmt.Fprintln(c.out, c.style.Dim("/help lists the commands · a line ending in \\ continues · Ctrl-C cancels a turn · Ctrl-D quits"))
+	if c.sessionID != "" {
+		if err := c.recap(); err != nil {
+			fmt.Fprintln(c.out, c.style.Fail("✗ "+err.Error()))
+		}
+	}
+}
+
+func (r *repl) loop(ctx context.Context) error {
+	c := r.c
+	emptyInterrupts := 0
+	for !r.quitting() {
+		text, err := r.readInput()
+		switch {
+		case errors.Is(err, readline.ErrInterrupt):
+			if text != "" {
+				emptyInterrupts = 0
+				continue
+			}
+			if emptyInterrupts++; emptyInterrupts >= 2 {
+				return nil
+			}
+			fmt.Fprintln(c.out, c.style.Dim("(press Ctrl-C again, or Ctrl-D, to quit)"))
+			continue
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return failure(fmt.Errorf("chat: reading input: %w", err))
+		}
+		emptyInterrupts = 0
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		r.rl.SaveHistory(historyEntry(text))
+		trimmed := strings.TrimSpace(text)
+		switch {
+		case strings.HasPrefix(trimmed, "//"):
+			r.turn(ctx, trimmed[1:])
+		case strings.HasPrefix(trimmed, "/"):
+			cmdCtx := r.begin(ctx)
+			err := c.runSlash(cmdCtx, trimmed)
+			r.end()
+			if errors.Is(err, errQuit) {
+				return nil
+			}
+			if err != nil {
+				fmt.Fprintln(c.out, c.style.Fail("✗ "+err.Error()))
+			}
+		default:
+			r.turn(ctx, text)
+		}
+	}
+	return nil
+}
+
+// readInput reads one input: lines ending in \ continue on the next.
+// Ctrl-C returns ErrInterrupt with what was typed ("" at an empty prompt).
+func (r *repl) readInput() (string, error) {
+	var lines []string
+	r.rl.SetPrompt(r.c.promptString())
+	for {
+		line, err := r.rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			return strings.Join(append(lines, line), ""), err
+		}
+		if err != nil {
+			return "", err
+		}
+		line = restoreInput(line)
+		if rest, ok := strings.CutSuffix(line, `\`); ok {
+			lines = append(lines, rest)
+			r.rl.SetPrompt(r.c.style.Dim("… "))
+			continue
+		}
+		return strings.Join(append(lines, line), "\n"), nil
+	}
+}
+
+// ask reads one answer with its own prompt (a permission question, a pick).
+func (r *repl) ask(prompt string) (string, error) {
+	r.rl.SetPrompt(prompt)
+	defer r.rl.SetPrompt(r.c.promptString())
+	line, err := r.rl.Readline()
+	return restoreInput(line), err
+}
+
+// turn runs one prompt, rendering it as it streams.
+func (r *repl) turn(ctx context.Context, text string) {
+	c := r.c
+	render := newChatRenderer(r.rl.Stdout(), c.style, c.thinking)
+	queue := event.NewQueue(render, 4096)
+	turnCtx := r.begin(ctx)
+	defer r.end()
+	asker := &replAsker{r: r, render: render, queue: queue}
+	render.begin()
+	_, end, err := c.turn(turnCtx, []message.Block{message.Text(text)}, queue, asker, nil)
+	queue.Close()
+	if err != nil {
+		render.pause()
+		var locked *session.LockedError
+		msg := err.Error()
+		switch {
+		case errors.As(err, &locked):
+			msg += " (wait for that turn to finish, or /fork)"
+		case errors.As(err, new(*engine.UsageError)):
+			msg += " (/model lists the models)"
+		}
+		fmt.Fprintln(c.out, c.style.Fail("✗ "+msg))
+		return
+	}
+	why := ""
+	if code, reason := outcome(turnCtx, end, nil); code != ExitOK && code != ExitInterrupt {
+		why = reason
+	}
+	render.finish(end, why)
+}
+
+// begin makes ctx's child the one Ctrl-C cancels, until end.
+func (r *repl) begin(ctx context.Context) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.cancel, r.cancels = cancel, 0
+	r.mu.Unlock()
+	return ctx
+}
+
+func (r *repl) end() {
+	r.mu.Lock()
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.cancel = nil
+	r.mu.Unlock()
+}
+
+func (r *repl) quitting() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.quit
+}
+
+// handleSignals turns Ctrl-C during a turn (the terminal is not in raw mode
+// then, so it arrives as SIGINT) into cancelling the turn; a second one
+// while the turn winds down exits. SIGTERM cancels and quits.
+func (r *repl) handleSignals() (stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-ch:
+				r.mu.Lock()
+				if sig == syscall.SIGTERM {
+					r.quit = true
+				}
+				if r.cancel != nil {
+					r.cancel()
+					r.cancels++
+				}
+				force := r.cancels >= 2
+				r.mu.Unlock()
+				if force {
+					fmt.Fprint(r.c.ios.Out, pasteOff)
+					os.Exit(ExitInterrupt)
+				}
+				if sig == syscall.SIGTERM {
+					r.rl.Close() // a prompt waiting for input returns io.EOF
+				}
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// replAsker asks the user about tool calls inline.
+type replAsker struct {
+	r      *repl
+	render *chatRenderer
+	queue  *event.Queue
+	mu     sync.Mutex // one question at a time
+}
+
+// Ask implements permission.Asker.
+func (a *replAsker) Ask(ctx context.Context, req permission.Request) (permission.Outcome, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return permission.RejectOnce, err
+	}
+	a.queue.Flush() // the tool call is on screen before the question
+	a.render.pause()
+	defer a.render.resume()
+	c := a.r.c
+	name := req.Tool
+	if name == "" {
+		name = req.Title
+	}
+	fmt.Fprintf(c.out, "%s allow %s?\n", c.style.AccentText("?"), c.style.Bold(toolSummary(name, req.Args)))
+	for {
+		answer, err := a.r.ask(c.style.Dim("  [y] once  [a] always  [n] reject  [r] always reject ") + c.style.AccentText("›") + " ")
+		if err != nil {
+			// Ctrl-C or Ctrl-D while asked: the turn stops here.
+			a.r.end()
+			return permission.RejectOnce, nil
+		}
+		switch strings.ToLower(strings.TrimSpace(answer)) {
+		case "y", "yes":
+			return permission.AllowOnce, nil
+		case "a", "always":
+			return permission.AllowAlways, nil
+		case "n", "no":
+			return permission.RejectOnce, nil
+		case "r", "reject", "never":
+			return permission.RejectAlways, nil
+		}
+		fmt.Fprintln(c.out, c.style.Dim("  answer y, a, n or r"))
+	}
+}

@@ -1,0 +1,300 @@
+package tui
+
+import (
+	"bytes"
+	"strings"
+)
+
+// ruleWidth is the length of the line drawn for a thematic break.
+const ruleWidth = 40
+
+type blockKind uint8
+
+const (
+	bPara blockKind = iota
+	bHeading
+	bFence
+	bQuote
+	bBullet
+	bOrdered
+	bRule
+)
+
+// block is how a line starts: its kind and the bytes its prefix takes.
+type block struct {
+	kind   blockKind
+	indent int // leading spaces and tabs
+	end    int // bytes the prefix takes from the line start
+	mark   int // end of the visible marker (ordered number) or nesting depth (quote)
+}
+
+// classify decides how the line at the start of b begins, or reports false
+// when b ends before that is known. It looks at most holdLimit bytes ahead,
+// so the decision never depends on how the input was split.
+func classify(b []byte, final bool) (block, bool) {
+	more := func(i int) bool { return i >= len(b) && !final }
+	i := 0
+	for i < len(b) && i < holdLimit && isSpaceTab(b[i]) {
+		i++
+	}
+	if i >= holdLimit {
+		return block{}, true
+	}
+	if more(i) {
+		return block{}, false
+	}
+	if i == len(b) {
+		return block{}, true
+	}
+	// Like CommonMark, deeper indentation is not a heading, quote or rule.
+	// Fences and list items may be indented any amount: LLMs nest them
+	// under list items.
+	shallow := i <= 3
+	c := b[i]
+	switch {
+	case c == '#' && shallow:
+		j := i
+		for j < len(b) && b[j] == '#' && j-i <= 6 {
+			j++
+		}
+		if more(j) {
+			return block{}, false
+		}
+		if j-i <= 6 && (j == len(b) || isSpaceTab(b[j]) || b[j] == '\n') {
+			end := j
+			if j < len(b) && b[j] != '\n' {
+				end++
+			}
+			return block{kind: bHeading, indent: i, end: end}, true
+		}
+	case c == '`' || c == '~':
+		j := i
+		for j < len(b) && b[j] == c && j < holdLimit {
+			j++
+		}
+		if j >= holdLimit {
+			return block{}, true
+		}
+		if more(j) {
+			return block{}, false
+		}
+		if j-i >= 3 {
+			return block{kind: bFence, indent: i, end: j}, true
+		}
+	case c == '>' && shallow:
+		return classifyQuote(b, i, final)
+	case c == '-' || c == '*' || c == '_' || c == '+':
+		if c != '+' && shallow {
+			rule, ok := scanRule(b, i, final)
+			if !ok {
+				return block{}, false
+			}
+			if rule {
+				end := bytes.IndexByte(b, '\n')
+				if end < 0 {
+					end = len(b)
+				}
+				return block{kind: bRule, indent: i, end: end}, true
+			}
+		}
+		if c != '_' {
+			if more(i + 1) {
+				return block{}, false
+			}
+			if i+1 < len(b) && isSpaceTab(b[i+1]) {
+				return block{kind: bBullet, indent: i, end: i + 1}, true
+			}
+		}
+	case isDigit(c):
+		j := i
+		for j < len(b) && isDigit(b[j]) && j-i < 10 {
+			j++
+		}
+		if more(j + 1) {
+			return block{}, false
+		}
+		if j-i <= 9 && j+1 < len(b) && (b[j] == '.' || b[j] == ')') && isSpaceTab(b[j+1]) {
+			return block{kind: bOrdered, indent: i, end: j + 1, mark: j + 1}, true
+		}
+	}
+	return block{indent: i}, true
+}
+
+// classifyQuote reads the '>' markers (each with an optional space) of a
+// block quote starting at b[i]; mark is the nesting depth.
+func classifyQuote(b []byte, i int, final bool) (block, bool) {
+	blk := block{kind: bQuote, indent: i}
+	j := i
+	for j < len(b) && b[j] == '>' && j < holdLimit {
+		blk.mark++
+		j++
+		if j < len(b) && isSpaceTab(b[j]) {
+			j++
+		}
+		// Whether another '>' follows is unknown at the end of b.
+		if j >= len(b) && !final {
+			return block{}, false
+		}
+	}
+	blk.end = j
+	return blk, true
+}
+
+// scanRule reports whether the line from b[i] is a thematic break: three or
+// more of b[i] and nothing else but spaces.
+func scanRule(b []byte, i int, final bool) (rule, ok bool) {
+	c, count := b[i], 0
+	for j := i; ; j++ {
+		if j >= holdLimit {
+			return false, true
+		}
+		if j >= len(b) {
+			if !final {
+				return false, false
+			}
+			return count >= 3, true
+		}
+		switch b[j] {
+		case c:
+			count++
+		case ' ', '\t', '\r':
+		case '\n':
+			return count >= 3, true
+		default:
+			return false, true
+		}
+	}
+}
+
+// blockStart renders the prefix of a line outside code blocks, then hands
+// the rest of the line to inline rendering.
+func (m *Markdown) blockStart(b []byte, final bool) (int, bool) {
+	blk, ok := classify(b, final)
+	if !ok {
+		return 0, false
+	}
+	m.mode = modeInline
+	indent := b[:blk.indent]
+	switch blk.kind {
+	case bHeading:
+		m.base = aBold | aAccent
+		m.skipSpace = true
+	case bFence:
+		m.text(indent)
+		m.base = aDim
+		m.textString("╭─")
+		m.fence = fence{open: true, char: b[blk.indent], n: blk.end - blk.indent, indent: string(indent)}
+		m.mode = modeFenceInfo
+	case bQuote:
+		m.text(indent)
+		m.base = aDim
+		m.textString(strings.Repeat("│ ", blk.mark))
+		m.base = aItalic
+	case bBullet:
+		m.text(indent)
+		m.base = aAccent
+		m.textString("•")
+		m.base = 0
+	case bOrdered:
+		m.text(indent)
+		m.base = aAccent
+		m.text(b[blk.indent:blk.mark])
+		m.base = 0
+	case bRule:
+		m.base = aDim
+		m.textString(strings.Repeat("─", ruleWidth))
+	default:
+		// A paragraph line: its indentation is ordinary text.
+		return 0, true
+	}
+	return blk.end, true
+}
+
+// fenceInfo renders an opening fence's info string (the language) as
+// "╭─ go": spaces before it are dropped and one is put back.
+func (m *Markdown) fenceInfo(b []byte) int {
+	if b[0] == '\n' {
+		m.newline()
+		return 1
+	}
+	if !m.infoSeen {
+		if isSpaceTab(b[0]) {
+			return 1
+		}
+		m.infoSeen = true
+		m.textString(" ")
+	}
+	n := bytes.IndexByte(b, '\n')
+	if n < 0 {
+		n = len(b)
+	}
+	m.text(b[:n])
+	return n
+}
+
+// codeLineStart decides whether a line inside a fenced code block closes
+// it, and otherwise starts a code line, written verbatim after a "│ ".
+func (m *Markdown) codeLineStart(b []byte, final bool) (int, bool) {
+	i := 0
+	for i < len(b) && i < holdLimit && isSpaceTab(b[i]) {
+		i++
+	}
+	if i == len(b) && !final {
+		return 0, false
+	}
+	if i < len(b) && i < holdLimit && b[i] == m.fence.char {
+		j := i
+		for j < len(b) && b[j] == m.fence.char && j < holdLimit {
+			j++
+		}
+		if j == len(b) && !final {
+			return 0, false
+		}
+		if j-i >= m.fence.n {
+			k := j
+			for k < len(b) && k < holdLimit && (isSpaceTab(b[k]) || b[k] == '\r') {
+				k++
+			}
+			if k == len(b) && !final {
+				return 0, false
+			}
+			if k == len(b) || b[k] == '\n' {
+				m.textString(m.fence.indent)
+				m.base = aDim
+				m.textString("╰─")
+				m.fence = fence{}
+				m.mode = modeInline
+				return k, true
+			}
+		}
+	}
+	// Strip the fence's own indentation so the code lines up under it.
+	strip := 0
+	for strip < len(m.fence.indent) && strip < len(b) && b[strip] == ' ' {
+		strip++
+	}
+	m.textString(m.fence.indent)
+	m.base = aDim
+	m.textString("│ ")
+	m.base = aCode
+	m.mode = modeCode
+	return strip, true
+}
+
+// codeText writes a code line's bytes verbatim up to its end.
+func (m *Markdown) codeText(b []byte) int {
+	if b[0] == '\n' {
+		m.newline()
+		return 1
+	}
+	n := bytes.IndexByte(b, '\n')
+	if n < 0 {
+		n = len(b)
+	}
+	m.text(b[:n])
+	return n
+}
+
+func isSpaceTab(c byte) bool { return c == ' ' || c == '\t' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
