@@ -111,6 +111,11 @@ func chatRun(ctx context.Context, opts *ChatOptions) error {
 	if err := c.openInitial(opts); err != nil {
 		return err
 	}
+	// Without a usable model no turn can run: say so now, not after the
+	// first prompt was typed.
+	if _, err := cfg.Resolve(c.provider, c.model); err != nil {
+		return usageErr(fmt.Errorf("chat: %w", err), "")
+	}
 
 	servers := startMCP(ctx, cfg, ios, opts.Version)
 	if servers != nil {

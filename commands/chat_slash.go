@@ -87,6 +87,11 @@ func (c *chat) runSlash(ctx context.Context, line string) error {
 func nearestCommand(name string) string {
 	best, bestD := "", 3
 	for _, sc := range slashCommands {
+		if sc.name == name {
+			return name
+		}
+	}
+	for _, sc := range slashCommands {
 		if name != "" && strings.HasPrefix(sc.name, name) {
 			return sc.name
 		}

@@ -105,7 +105,7 @@ func (c *chat) resume(id string) error {
 }
 
 // newSession starts afresh: the next turn creates a session with the
-// current model, the default skills and code mode.
+// current model and mode and the default skills.
 func (c *chat) newSession() {
 	c.sessionID = ""
 	c.skills = nil

@@ -258,3 +258,99 @@ func TestChatREPLCtrlCCancelsTurn(t *testing.T) {
 		t.Fatalf("exit code %d", code)
 	}
 }
+
+func TestChatREPLModelAndResume(t *testing.T) {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Enqueue(llmtest.Reply{Text: []string{"The first answer."}}, llmtest.Reply{Text: []string{"On the big model."}},
+		llmtest.Reply{Text: []string{"Back in the first session."}})
+	home, cfg, _ := chatEnv(t, srv, "")
+	// A session made by `prompt`, to resume from the REPL.
+	pr := exec.Command(binary(t), "--config", cfg, "prompt", "First question")
+	pr.Env = append(os.Environ(), "OPENHEIM_HOME="+home)
+	if out, err := pr.CombinedOutput(); err != nil {
+		t.Fatalf("prompt: %v\n%s", err, out)
+	}
+	ls := exec.Command(binary(t), "--config", cfg, "sessions", "ls", "--select", "id")
+	ls.Env = pr.Env
+	idOut, err := ls.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(idOut))
+
+	tm := startTerm(t, home, []string{"NO_COLOR=1"}, "--config", cfg, "chat")
+	tm.expect(`› *$`)
+	tm.send("/model\r")
+	tm.expect(`\* fake/fake-model\n  fake/fake-big\n`)
+	tm.send("/model fake-big\r")
+	tm.expect(`model: fake/fake-big`)
+	tm.send("/model nope\r")
+	tm.expect(`✗ /model: model "nope" is not offered by provider "fake"`)
+	tm.send("Hello big\r")
+	tm.expect(`On the big model\.`)
+	tm.expect(`› *$`)
+	if body := requestOf(t, srv, 2); body["model"] != "fake-big" {
+		t.Errorf("the turn after /model used %v", body["model"])
+	}
+
+	tm.send("/resume " + id[:6] + "\r")
+	tm.expect(`resumed ` + id[:8] + ` "First question" · 2 messages · fake/fake-model`)
+	tm.expect(`› First question`)
+	tm.expect(`The first answer\.`)
+	tm.send("And now?\r")
+	tm.expect(`Back in the first session\.`)
+	tm.expect(`› *$`)
+	raw := string(srv.Requests()[2].Raw)
+	if !strings.Contains(raw, "The first answer.") || strings.Contains(raw, "Hello big") {
+		t.Errorf("the turn after /resume did not continue the resumed session: %s", raw)
+	}
+	if body := requestOf(t, srv, 3); body["model"] != "fake-model" {
+		t.Errorf("the resumed session's model is fake-model; the turn used %v", body["model"])
+	}
+	tm.send("/mdoel\r")
+	tm.expect(`✗ unknown command /mdoel \(did you mean /model\? /help lists the commands\)`)
+	tm.send("/exit\r")
+	if code := tm.wait(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
+func TestChatREPLInputEditing(t *testing.T) {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Enqueue(llmtest.Reply{Text: []string{"one"}}, llmtest.Reply{Text: []string{"two"}})
+	home, cfg, _ := chatEnv(t, srv, "")
+	tm := startTerm(t, home, []string{"NO_COLOR=1"}, "--config", cfg, "chat")
+	tm.expect(`› *$`)
+	// Tab completes a slash command.
+	tm.send("/hel\t")
+	tm.expect(`/help`)
+	tm.send("\r")
+	tm.expect(`/usage\s+context and tokens of this session`)
+	tm.expect(`› *$`)
+	// A trailing backslash continues the input on the next line.
+	tm.send("first line\\\r")
+	tm.expect(`… *$`)
+	tm.send("second line\r")
+	tm.expect(`one`)
+	tm.expect(`› *$`)
+	// A bracketed paste keeps its line breaks.
+	tm.send("\x1b[200~pasted 1\npasted\t2\x1b[201~\r")
+	tm.expect(`two`)
+	tm.expect(`› *$`)
+	tm.send("\x04")
+	if code := tm.wait(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if raw := string(srv.Requests()[0].Raw); !strings.Contains(raw, `"content":"first line\nsecond line"`) {
+		t.Errorf("multi-line input: %s", raw)
+	}
+	if raw := string(srv.Requests()[1].Raw); !strings.Contains(raw, `"content":"pasted 1\npasted\t2"`) {
+		t.Errorf("pasted input: %s", raw)
+	}
+	hist, _ := os.ReadFile(filepath.Join(home, "chat_history"))
+	if !strings.Contains(string(hist), "first line␤second line\n") {
+		t.Errorf("a multi-line input is one history entry; history:\n%s", hist)
+	}
+}
