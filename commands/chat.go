@@ -117,16 +117,22 @@ func chatRun(ctx context.Context, opts *ChatOptions) error {
 		return usageErr(fmt.Errorf("chat: %w", err), "")
 	}
 
-	servers := startMCP(ctx, cfg, ios, opts.Version)
+	var r *repl
+	if interactive {
+		if r, err = c.newREPL(); err != nil {
+			return err
+		}
+	}
+	servers := startMCP(ctx, cfg, c.ios, opts.Version)
 	if servers != nil {
 		defer servers.Close()
 	}
 	c.servers = servers
 	c.eng = withMCP(newEngine(cfg, env), servers)
-	defer withMemory(c.eng, cfg, ios)()
+	defer withMemory(c.eng, cfg, c.ios)()
 
-	if interactive {
-		return c.repl(ctx)
+	if r != nil {
+		return r.run(ctx)
 	}
 	return c.script(ctx, ios.In, opts)
 }

@@ -36,7 +36,9 @@ type repl struct {
 	quit    bool               // SIGTERM: leave after the running turn
 }
 
-func (c *chat) repl(ctx context.Context) error {
+// newREPL sets the terminal up: readline, colours, and warnings printed
+// around the prompt rather than through it.
+func (c *chat) newREPL() (*repl, error) {
 	style, err := tui.NewStyle(c.cfg.TUI.ThemeColor, c.ios.Color && c.ios.OutTTY)
 	if err != nil {
 		fmt.Fprintf(c.ios.ErrOut, "openheim: warning: tui.theme_color: %v\n", err)
@@ -54,15 +56,21 @@ func (c *chat) repl(ctx context.Context) error {
 		Stderr:                 c.ios.ErrOut,
 	})
 	if err != nil {
-		return failure(fmt.Errorf("chat: %w", err))
+		return nil, failure(fmt.Errorf("chat: %w", err))
 	}
-	defer rl.Close()
 	r := &repl{c: c, rl: rl}
-	c.out = rl.Stdout()
+	ios := *c.ios
+	ios.ErrOut = rl.Stderr() // MCP and memory warnings arrive at any time
+	c.ios, c.out = &ios, rl.Stdout()
 	c.pick = r.ask
-	fmt.Fprint(c.ios.Out, pasteOn)
-	defer fmt.Fprint(c.ios.Out, pasteOff)
+	return r, nil
+}
 
+// run is the REPL until the user quits.
+func (r *repl) run(ctx context.Context) error {
+	defer r.rl.Close()
+	fmt.Fprint(r.c.ios.Out, pasteOn)
+	defer fmt.Fprint(r.c.ios.Out, pasteOff)
 	stop := r.handleSignals()
 	defer stop()
 	r.banner()
@@ -188,6 +196,7 @@ func (r *repl) turn(ctx context.Context, text string) {
 	turnCtx := r.begin(ctx)
 	defer r.end()
 	asker := &replAsker{r: r, render: render, queue: queue}
+	defer hideTyping(c.ios.In)()
 	render.begin()
 	_, end, err := c.turn(turnCtx, []message.Block{message.Text(text)}, queue, asker, nil)
 	queue.Close()
