@@ -141,6 +141,9 @@ func (w *watcher) handle(ev fsnotify.Event) {
 			}
 		}
 		w.emit(kind, name)
+		if kind == kindCreateFolder {
+			w.announce(name)
+		}
 	}
 	if ev.Has(fsnotify.Write) {
 		w.emit(kindModifyFile, name)
@@ -179,6 +182,31 @@ func (w *watcher) flush() {
 		w.send(*w.held)
 		w.held = nil
 	}
+}
+
+// announceMax bounds the entries announce reports: a large tree moved in
+// is one Create(Folder) that a client lists when it wants to.
+const announceMax = 256
+
+// announce reports what a new directory already holds: whatever was created
+// in it before its watch was added (mkdir -p a/b && write a/b/f) would
+// otherwise never be reported.
+func (w *watcher) announce(dir string) {
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return nil
+		}
+		if n++; n > announceMax {
+			return fs.SkipAll
+		}
+		kind := kindCreateFile
+		if d.IsDir() {
+			kind = kindCreateFolder
+		}
+		w.emit(kind, path)
+		return nil
+	})
 }
 
 // addTree adds dir and every directory below it, without following

@@ -225,3 +225,29 @@ func TestNewErrors(t *testing.T) {
 		t.Error("missing root accepted")
 	}
 }
+
+// A tree created faster than its watches are added (mkdir -p, then a file)
+// is still reported down to the file.
+func TestWatchReportsTreeCreatedAtOnce(t *testing.T) {
+	c, r := newChannel(t)
+	root := c.sb.Root
+	watch(t, c, r, "")
+	deep := filepath.Join(root, "a", "b", "c")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(deep, "f.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, r, kindCreateFolder, filepath.Join(root, "a", "b"))
+	waitEvent(t, r, kindCreateFolder, deep)
+	eventually(t, "an event for "+file, func() bool {
+		for _, ev := range events(t, r) {
+			if ev.Paths[0] == file {
+				return true
+			}
+		}
+		return false
+	})
+}
