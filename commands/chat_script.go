@@ -192,9 +192,18 @@ func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encode
 		asker = permission.DenyAsker
 	}
 	meta, end, err := c.turn(ctx, []message.Block{message.Text(it.text)}, queue, asker, func(m session.Meta) {
-		if enc != nil {
-			enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),
-				Provider: deref(m.Provider), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt.Format(time.RFC3339Nano)})
+		if enc == nil {
+			return
+		}
+		enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),
+			Provider: deref(m.Provider), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt.Format(time.RFC3339Nano)})
+		if c.servers != nil && !c.mcpReported { // as prompt does, once: their status is final now
+			c.mcpReported = true
+			for _, st := range c.servers.Status() {
+				if st.Error != nil {
+					enc.MCPServerFailed(m.ID, st)
+				}
+			}
 		}
 	})
 	queue.Close()

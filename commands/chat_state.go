@@ -40,6 +40,7 @@ type chat struct {
 	readOnly        bool     // architect mode
 	thinking        bool     // show the model's thinking
 	denyAsk         bool
+	mcpReported     bool // failed MCP servers were reported in the NDJSON
 
 	// What /usage reports.
 	turns        int

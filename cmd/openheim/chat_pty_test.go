@@ -200,7 +200,8 @@ func TestChatREPLPermissionAsk(t *testing.T) {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: id, Name: "write_file", Arguments: `{"path":"` + path + `","content":"hi"}`}}}
 	}
 	srv.Enqueue(write("c1", "a.txt"), llmtest.Reply{Text: []string{"Wrote a."}},
-		write("c2", "b.txt"), llmtest.Reply{Text: []string{"Could not write b."}})
+		write("c2", "b.txt"), llmtest.Reply{Text: []string{"Could not write b."}},
+		write("c3", "c.txt"))
 	home, cfg, work := chatEnv(t, srv, "")
 	tm := startTerm(t, home, []string{"NO_COLOR=1"}, "--config", cfg, "chat")
 	tm.expect(`› *$`)
@@ -224,6 +225,15 @@ func TestChatREPLPermissionAsk(t *testing.T) {
 	tm.expect(`› *$`)
 	if _, err := os.Stat(filepath.Join(work, "b.txt")); err == nil {
 		t.Fatal("b.txt was written after the call was rejected")
+	}
+	// Ctrl-C at the question rejects the call and cancels the turn.
+	tm.send("Write c.txt\r")
+	tm.expect(`allow write_file c\.txt\?`)
+	tm.send("\x03")
+	tm.expect(`⏹ cancelled`)
+	tm.expect(`› *$`)
+	if _, err := os.Stat(filepath.Join(work, "c.txt")); err == nil {
+		t.Fatal("c.txt was written after Ctrl-C at the question")
 	}
 	tm.send("/exit\r")
 	if code := tm.wait(); code != 0 {
