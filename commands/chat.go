@@ -82,17 +82,9 @@ Examples:
 func chatRun(ctx context.Context, opts *ChatOptions) error {
 	ios := opts.IO
 	interactive := ios.InTTY && !opts.JSON
-	cfg, err := loadConfig(opts.ConfigPath, ios)
+	cfg, err := turnConfig(opts.ConfigPath, opts.WorkDir, opts.AllowShell, ios)
 	if err != nil {
 		return err
-	}
-	if opts.WorkDir != "" {
-		if err := cfg.SetWorkDir(opts.WorkDir); err != nil {
-			return usageErr(fmt.Errorf("--work-dir: %w", err), "")
-		}
-	}
-	if opts.AllowShell {
-		cfg.AllowShell = true
 	}
 	env, err := openSessions(ios)
 	if err != nil {

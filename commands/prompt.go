@@ -15,6 +15,7 @@ import (
 
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/agent"
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
@@ -126,17 +127,9 @@ Examples:
 
 func promptRun(ctx context.Context, opts *PromptOptions) error {
 	ios := opts.IO
-	cfg, err := loadConfig(opts.ConfigPath, ios)
+	cfg, err := turnConfig(opts.ConfigPath, opts.WorkDir, opts.AllowShell, ios)
 	if err != nil {
 		return err
-	}
-	if opts.WorkDir != "" {
-		if err := cfg.SetWorkDir(opts.WorkDir); err != nil {
-			return usageErr(fmt.Errorf("--work-dir: %w", err), "")
-		}
-	}
-	if opts.AllowShell {
-		cfg.AllowShell = true
 	}
 	if opts.MaxIterations > 0 {
 		cfg.MaxIterations = opts.MaxIterations
@@ -226,6 +219,24 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 }
 
 var errTimeout = errors.New("--timeout expired")
+
+// turnConfig loads the config with the flags that commands running turns
+// share applied: --work-dir and --allow-shell.
+func turnConfig(path, workDir string, allowShell bool, ios *IOStreams) (*config.Config, error) {
+	cfg, err := loadConfig(path, ios)
+	if err != nil {
+		return nil, err
+	}
+	if workDir != "" {
+		if err := cfg.SetWorkDir(workDir); err != nil {
+			return nil, usageErr(fmt.Errorf("--work-dir: %w", err), "")
+		}
+	}
+	if allowShell {
+		cfg.AllowShell = true
+	}
+	return cfg, nil
+}
 
 // resolveSession turns --session (id, prefix or title) or --continue into a
 // session id, forking it with --fork; "" starts a new session. cmd names the
