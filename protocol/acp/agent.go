@@ -78,7 +78,7 @@ func (a *Agent) Serve(ctx context.Context, s jsonrpc.Stream) error {
 	a.sessions = map[string]*liveSession{}
 	a.mu.Unlock()
 	for id, ls := range live {
-		a.hub.unsubscribe(id, a)
+		a.hub.Unsubscribe(id, a)
 		ls.setMCP(nil)
 	}
 	return err
@@ -132,7 +132,7 @@ func (a *Agent) Notification(_ context.Context, method string, params json.RawMe
 	ls := a.sessions[n.SessionID]
 	a.mu.Unlock()
 	if ls != nil {
-		a.hub.cancel(ls.id)
+		a.hub.Cancel(ls.id)
 	}
 }
 
@@ -258,7 +258,7 @@ func (a *Agent) attach(m session.Meta) *liveSession {
 	}
 	a.sessions[m.ID] = ls
 	a.mu.Unlock()
-	a.hub.subscribe(m.ID, a)
+	a.hub.Subscribe(m.ID, a)
 	return ls
 }
 

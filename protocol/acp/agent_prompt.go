@@ -27,8 +27,8 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 		return nil, err
 	}
 	// The turn's context is the hub's, not this request's: it ends with the
-	// turn (hub.end), a session/cancel or the server, not with the client.
-	turnCtx, err := a.hub.begin(ls.id)
+	// turn (hub.End), a session/cancel or the server, not with the client.
+	turnCtx, err := a.hub.Begin(ls.id, input)
 	if err != nil {
 		return nil, rpcError(ls.id, err)
 	}
@@ -38,11 +38,11 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 	// The other connections watching the session see what was asked.
 	for _, b := range input {
 		if b.Type == message.TypeText {
-			a.hub.publish(event.Text(ls.id, event.UserMessageChunk, b.Text), a)
+			a.hub.Publish(event.Text(ls.id, event.UserMessageChunk, b.Text), a)
 		}
 	}
 
-	queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { a.hub.publish(ev, nil) }), eventBuffer)
+	queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { a.hub.Publish(ev, nil) }), eventBuffer)
 	req := engine.Request{SessionID: ls.id, Provider: provider, Model: model, Input: input, Sink: queue,
 		WorkDir: ls.cwd, ReadOnly: mode == ModeArchitect, Asker: a.asker(ls.id)}
 	if servers != nil {
@@ -60,7 +60,7 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		defer a.hub.delivered()
+		defer a.hub.Delivered()
 		meta, end, err := a.Engine.Prompt(turnCtx, req)
 		queue.Close()
 		ls.mu.Lock()
@@ -68,10 +68,10 @@ func (a *Agent) prompt(ctx context.Context, r PromptRequest) (any, error) {
 		ls.titled = ls.titled || announce
 		ls.mu.Unlock()
 		if announce {
-			a.hub.publish(event.Event{SessionID: ls.id, Kind: event.SessionInfoUpdate,
+			a.hub.Publish(event.Event{SessionID: ls.id, Kind: event.SessionInfoUpdate,
 				Info: &event.SessionInfo{Title: *meta.Title, UpdatedAt: meta.UpdatedAt}}, nil)
 		}
-		a.hub.end(ls.id) // before answering, so the next prompt is not "busy"
+		a.hub.End(ls.id, end, err) // before answering, so the next prompt is not "busy"
 		done <- outcome{end, err}
 	}()
 	var o outcome
@@ -132,7 +132,9 @@ func promptInput(blocks []PromptBlock) ([]message.Block, error) {
 
 // send writes one event as a session/update notification in the form this
 // connection speaks.
-func (a *Agent) send(ev event.Event) {
+// Send implements live.Subscriber: the update goes to this connection's
+// client in the form it speaks.
+func (a *Agent) Send(ev event.Event) {
 	if ev.Kind == event.UsageUpdate && (ev.Usage == nil || ev.Usage.Size == 0) {
 		return // ACP's usage_update needs the window size
 	}

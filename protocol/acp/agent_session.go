@@ -143,7 +143,7 @@ func (a *Agent) load(r LoadSessionRequest) (any, error) {
 		return ""
 	}
 	for _, ev := range session.Replay(conv, kindOf) {
-		a.send(ev)
+		a.Send(ev)
 	}
 	if a.isInline() {
 		return nil, nil // seed 000 documents `result: null`
@@ -223,8 +223,8 @@ func (a *Agent) closeSession(r CloseSessionRequest) (any, error) {
 	if ls == nil {
 		return nil, notFound(r.SessionID)
 	}
-	<-a.hub.cancel(ls.id)
-	a.hub.unsubscribe(ls.id, a)
+	<-a.hub.Cancel(ls.id)
+	a.hub.Unsubscribe(ls.id, a)
 	ls.setMCP(nil)
 	return EmptyResponse{}, nil
 }
@@ -233,7 +233,7 @@ func (a *Agent) deleteSession(r DeleteSessionRequest) (any, error) {
 	if err := session.ValidateID(r.SessionID); err != nil {
 		return nil, invalidParams("invalid session id format")
 	}
-	if a.hub.running(r.SessionID) {
+	if a.hub.IsRunning(r.SessionID) {
 		return nil, rpcError(r.SessionID, &session.BusyError{SessionID: r.SessionID})
 	}
 	if err := a.Engine.Store.Trash(r.SessionID); err != nil {
@@ -243,7 +243,7 @@ func (a *Agent) deleteSession(r DeleteSessionRequest) (any, error) {
 	ls := a.sessions[r.SessionID]
 	delete(a.sessions, r.SessionID)
 	a.mu.Unlock()
-	a.hub.unsubscribe(r.SessionID, a)
+	a.hub.Unsubscribe(r.SessionID, a)
 	if ls != nil {
 		ls.setMCP(nil)
 	}

@@ -59,6 +59,11 @@ type Turn struct {
 	// Persist makes messages durable; called once per step, in order. A
 	// failure ends the turn: continuing would lose history.
 	Persist func(msgs ...message.Message) error
+	// Inbox, when set, hands over user messages that arrived during the
+	// turn. They are taken in at each checkpoint: after a step's tool
+	// results, before the next model call (never between a tool call and
+	// its result, which providers reject).
+	Inbox func() []message.Message
 }
 
 // Run executes the turn and returns how it ended; it never panics on bad
@@ -178,8 +183,25 @@ func (r *run) loop(ctx context.Context) event.End {
 		if ctx.Err() != nil {
 			return r.end(StopCancelled, nil)
 		}
+		if err := r.takeInbox(); err != nil {
+			return r.end(StopEndTurn, err)
+		}
 	}
 	return r.end(StopMaxTurnRequests, nil)
+}
+
+// takeInbox stores and adds the user messages that arrived meanwhile.
+func (r *run) takeInbox() error {
+	if r.turn.Inbox == nil {
+		return nil
+	}
+	for _, m := range r.turn.Inbox() {
+		m.Role = message.RoleUser
+		if err := r.persist(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // call streams one model reply, fitting the request into the context

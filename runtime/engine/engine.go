@@ -80,6 +80,19 @@ type Request struct {
 	// Skills to activate (skills/<name>.md), stored with the session; nil
 	// keeps the session's (a new session gets the config's default_skills).
 	Skills []string
+	// Identity replaces system.md for this turn (an agent profile's
+	// instructions); "" keeps system.md.
+	Identity string
+	// AllowedTools, when not nil, offers only the tools of these names
+	// (an agent profile's tool list); Extra tools are always offered.
+	AllowedTools []string
+	// Extra tools for this turn only (the sessions API's client-side tools).
+	Extra []tools.Tool
+	// MaxIterations overrides max_iterations when positive.
+	MaxIterations int
+	// Inbox hands over user messages that arrived while the turn ran; the
+	// loop takes them in before each model call after the first.
+	Inbox func() []message.Message
 }
 
 // Prompt runs one turn and returns the session's meta after it. An error is
@@ -121,6 +134,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
+
 	isNew := meta.ID == ""
 	if isNew {
 		meta = session.NewMeta(now)
@@ -143,7 +157,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		meta, history = conv.Meta, conv.Messages
 	}
 	meta.Skills = append([]string{}, e.sessionSkills(req.Skills, isNew, meta.Skills)...)
-	system, err := e.system(workDir, meta.Skills)
+	system, err := e.system(workDir, req.Identity, meta.Skills)
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
@@ -188,22 +202,41 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if err := e.addDelegate(registry, resolved, provider, permit, sink, meta.ID); err != nil {
 		return session.Meta{}, event.End{}, err
 	}
+	if req.AllowedTools != nil {
+		registry = registry.Only(req.AllowedTools)
+	}
+	for _, t := range req.Extra {
+		registry.Add(t)
+	}
+	maxIter := e.Config.MaxIterations
+	if req.MaxIterations > 0 {
+		maxIter = req.MaxIterations
+	}
 	a := &agent.Agent{
 		Provider:      provider,
 		Tools:         registry,
 		Model:         resolved.Model,
 		System:        system,
-		MaxIterations: e.Config.MaxIterations,
+		MaxIterations: maxIter,
 		MaxTokens:     resolved.Provider.MaxTokens,
 		ContextWindow: int64(resolved.Provider.ContextWindow),
 		Permit:        permit,
 	}
+	stored := len(history) // what the store holds: the next append's position
 	end := a.Run(ctx, agent.Turn{
 		SessionID: meta.ID,
 		History:   history,
 		Input:     message.Message{Role: message.RoleUser, Content: req.Input},
 		Sink:      sink,
-		Persist:   func(msgs ...message.Message) error { return e.Store.Append(meta.ID, msgs...) },
+		Inbox:     req.Inbox,
+		Persist: func(msgs ...message.Message) error {
+			if err := e.Store.Append(meta.ID, msgs...); err != nil {
+				return err
+			}
+			sink.Emit(event.Event{SessionID: meta.ID, Kind: event.Committed, Messages: msgs, Index: stored})
+			stored += len(msgs)
+			return nil
+		},
 	})
 
 	meta.UpdatedAt = e.now().UTC()

@@ -24,7 +24,7 @@ func (e *Engine) NewSession(cwd, provider, model string, skillNames []string) (s
 		return session.Meta{}, &UsageError{err}
 	}
 	names := e.sessionSkills(skillNames, true, nil)
-	if _, err := e.system(cwd, names); err != nil {
+	if _, err := e.system(cwd, "", names); err != nil {
 		return session.Meta{}, err
 	}
 	meta := session.NewMeta(e.now())

@@ -19,12 +19,15 @@ func (e *Engine) sessionSkills(req []string, isNew bool, stored []string) []stri
 	return stored
 }
 
-// system assembles the turn's system message from the identity (system.md)
-// and the skills; an unknown skill is a usage error naming the available.
-func (e *Engine) system(workDir string, names []string) (string, error) {
-	identity, err := e.Config.SystemPrompt()
-	if err != nil {
-		return "", err
+// system assembles the turn's system message from the identity (system.md,
+// unless given) and the skills; an unknown skill is a usage error naming
+// the available.
+func (e *Engine) system(workDir, identity string, names []string) (string, error) {
+	if identity == "" {
+		var err error
+		if identity, err = e.Config.SystemPrompt(); err != nil {
+			return "", err
+		}
 	}
 	active, err := skills.Load(e.Config.SkillsDir(), names)
 	if err != nil {

@@ -26,6 +26,14 @@ const (
 	Dropped Kind = "dropped"
 	// TurnEnd is the last event of a turn; it is not a session/update.
 	TurnEnd Kind = "turn_end"
+	// TurnStart opens a turn; Messages[0] is the user's message. Like
+	// TurnEnd it is published by a hub to watchers of a session, not by
+	// the agent loop.
+	TurnStart Kind = "turn_start"
+	// Committed says Messages were stored, the first at position Index of
+	// the session's history: transports that name items by their place in
+	// the history (the sessions API) learn it here.
+	Committed Kind = "committed"
 )
 
 // Tool call statuses.
@@ -50,6 +58,9 @@ type Event struct {
 	Plan  []PlanEntry   // plan
 	Count int           // dropped
 	End   *End          // turn_end
+
+	Messages []message.Message // turn_start, committed
+	Index    int               // committed
 }
 
 // ToolCallInfo describes a tool call or a change to one. In an update, empty

@@ -64,6 +64,18 @@ func NewRegistry(ts ...Tool) *Registry {
 // Add registers t, replacing any tool of the same name.
 func (r *Registry) Add(t Tool) { r.byName[t.Spec().Name] = t }
 
+// Only returns a registry of r's tools named in names (an agent profile's
+// tool list); names r lacks are ignored.
+func (r *Registry) Only(names []string) *Registry {
+	out := NewRegistry()
+	for _, n := range names {
+		if t, ok := r.byName[n]; ok {
+			out.Add(t)
+		}
+	}
+	return out
+}
+
 // Get returns the tool called name.
 func (r *Registry) Get(name string) (Tool, bool) {
 	t, ok := r.byName[name]
