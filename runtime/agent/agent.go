@@ -109,7 +109,7 @@ func (r *run) end(reason string, err error) event.End {
 }
 
 func (r *run) loop(ctx context.Context) event.End {
-	r.msgs = repairHistory(r.turn.History)
+	r.msgs = repairHistory(message.SinceCompaction(r.turn.History))
 	r.turnStart = len(r.msgs)
 	r.msgs = append(r.msgs, r.turn.Input)
 	if r.Tools != nil {

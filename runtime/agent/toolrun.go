@@ -215,3 +215,7 @@ func repairHistory(h []message.Message) []message.Message {
 	}
 	return out
 }
+
+// RepairHistory gives every tool call of h a result (as a turn does before
+// sending h), for callers that send a history themselves.
+func RepairHistory(h []message.Message) []message.Message { return repairHistory(h) }

@@ -86,7 +86,8 @@ type Request struct {
 	// AllowedTools, when not nil, offers only the tools of these names
 	// (an agent profile's tool list); Extra tools are always offered.
 	AllowedTools []string
-	// Extra tools for this turn only (the sessions API's client-side tools).
+	// Extra tools for this turn only, run on the caller's side (the
+	// sessions API's client-side tools): the permission rules do not apply.
 	Extra []tools.Tool
 	// MaxIterations overrides max_iterations when positive.
 	MaxIterations int
@@ -193,6 +194,17 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	}
 
 	permit := e.permit(meta.ID, req.Asker)
+	if len(req.Extra) > 0 {
+		// Extra tools run on the caller's side, which asks its own user.
+		own := map[string]bool{}
+		for _, t := range req.Extra {
+			own[t.Spec().Name] = true
+		}
+		gated := permit
+		permit = func(ctx context.Context, call message.Block, kind string) bool {
+			return own[call.Name] || gated(ctx, call, kind)
+		}
+	}
 	// Subagents report their tool calls from their own goroutines.
 	sink := req.Sink
 	if sink == nil {
@@ -240,6 +252,11 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	})
 
 	meta.UpdatedAt = e.now().UTC()
+	// A title set while the turn ran (a rename on another connection)
+	// wins over the one the turn started with.
+	if cur, err := e.Store.LoadMeta(meta.ID); err == nil && cur.Title != nil {
+		meta.Title = cur.Title
+	}
 	if end.Iterations > 0 && end.Usage != (message.Usage{}) {
 		u := end.Usage
 		meta.ContextUsage = &u

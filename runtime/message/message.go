@@ -32,6 +32,9 @@ const (
 type Message struct {
 	Role    Role    `json:"role"`
 	Content []Block `json:"content"`
+	// Compaction marks a user message summarising everything before it:
+	// turns send the history from the last such message on.
+	Compaction bool `json:"compaction,omitempty"`
 }
 
 // Block is one content block. Which fields are meaningful depends on Type;
@@ -174,4 +177,15 @@ func (m Message) ToolUses() []Block {
 		}
 	}
 	return out
+}
+
+// SinceCompaction returns msgs from the last compaction message on: what a
+// turn sends once the history was summarised.
+func SinceCompaction(msgs []Message) []Message {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Compaction {
+			return msgs[i:]
+		}
+	}
+	return msgs
 }

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/openheim/openheim/runtime/agent"
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// compactSystem and compactAsk make the model write the summary turns
+// continue from.
+const (
+	compactSystem = "You write a compact, faithful summary of a conversation between a user and a coding agent, " +
+		"so that the agent can continue the work from the summary alone."
+	compactAsk = "Summarise the conversation above for yourself to continue from: the user's goals and requests, " +
+		"decisions made and why, files and commands involved, results of tool calls that still matter, " +
+		"and what is open or next. Be concise; use short sections or bullet points; no preamble."
+	// CompactPrefix starts a stored summary, so any reader sees what it is.
+	CompactPrefix = "Summary of the conversation so far:\n\n"
+	compactAck    = "Understood. I will continue from this summary."
+)
+
+// ErrNothingToCompact is returned for a session too short to summarise.
+var ErrNothingToCompact = errors.New("nothing to compact: the session has no history since its last summary")
+
+// Compact summarises session req.SessionID's history with its model (or
+// req's) and stores the summary as a compaction message, followed by the
+// model's acknowledgement: later turns send the history from the summary
+// on. The full transcript stays in the session. Committed events go to
+// req.Sink.
+func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
+	meta, err := e.open(req)
+	if err != nil {
+		return event.End{}, err
+	}
+	providerName, model := req.Provider, req.Model
+	if providerName == "" && meta.Provider != nil {
+		providerName = *meta.Provider
+		if model == "" && meta.Model != nil {
+			model = *meta.Model
+		}
+	}
+	resolved, err := e.Config.Resolve(providerName, model)
+	if err != nil {
+		return event.End{}, &UsageError{err}
+	}
+	provider, err := NewProvider(resolved)
+	if err != nil {
+		return event.End{}, &UsageError{err}
+	}
+	if e.Locker != nil {
+		release, err := e.Locker.Acquire(meta.ID)
+		if err != nil {
+			return event.End{}, err
+		}
+		defer release()
+	}
+	conv, err := e.Store.Load(meta.ID)
+	if err != nil {
+		return event.End{}, err
+	}
+	since := message.SinceCompaction(conv.Messages)
+	if len(since) < 2 {
+		return event.End{}, ErrNothingToCompact
+	}
+	start := e.now()
+	summary, usage, err := summarise(ctx, provider, resolved.Model, since)
+	if err != nil {
+		if ctx.Err() != nil {
+			return event.End{StopReason: agent.StopCancelled}, nil
+		}
+		return event.End{StopReason: agent.StopEndTurn, Err: fmt.Errorf("compacting: %w", err)}, nil
+	}
+	pair := []message.Message{
+		{Role: message.RoleUser, Content: []message.Block{message.Text(CompactPrefix + summary)}, Compaction: true},
+		{Role: message.RoleAssistant, Content: []message.Block{message.Text(compactAck)}},
+	}
+	if err := e.Store.Append(meta.ID, pair...); err != nil {
+		return event.End{}, err
+	}
+	if req.Sink != nil {
+		req.Sink.Emit(event.Event{SessionID: meta.ID, Kind: event.Committed, Messages: pair, Index: len(conv.Messages)})
+	}
+	meta = conv.Meta
+	meta.UpdatedAt = e.now().UTC()
+	if err := e.Store.SaveMeta(meta); err != nil {
+		return event.End{}, err
+	}
+	return event.End{StopReason: agent.StopEndTurn, Usage: usage, Iterations: 1, Duration: e.now().Sub(start)}, nil
+}
+
+// summarise asks the model for the summary of msgs; a history too long for
+// the context window is cut from the front, by halves, until it fits.
+func summarise(ctx context.Context, p llm.Provider, model string, msgs []message.Message) (string, message.Usage, error) {
+	for {
+		var text strings.Builder
+		history := append(agent.RepairHistory(msgs), message.Message{Role: message.RoleUser, Content: []message.Block{message.Text(compactAsk)}})
+		resp, err := p.Stream(ctx, &llm.Request{Model: model, System: compactSystem, Messages: history}, func(d llm.Delta) error {
+			if d.Kind != llm.DeltaThinking {
+				text.WriteString(d.Text)
+			}
+			return nil
+		})
+		if errors.Is(err, llm.ErrContextTooLong) && len(msgs) > 2 {
+			msgs = msgs[len(msgs)/2:]
+			for len(msgs) > 2 && msgs[0].Role != message.RoleUser {
+				msgs = msgs[1:] // the history starts with the user, and a result needs its call
+			}
+			continue
+		}
+		if err != nil {
+			return "", message.Usage{}, err
+		}
+		if strings.TrimSpace(text.String()) == "" {
+			return "", resp.Usage, errors.New("the model returned an empty summary")
+		}
+		return strings.TrimSpace(text.String()), resp.Usage, nil
+	}
+}
