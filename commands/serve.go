@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/server"
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/urfave/cli/v3"
 )
@@ -105,8 +106,11 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 	}
 	eng := withMCP(newEngine(cfg, env), servers)
 	defer withMemory(eng, cfg, opts.IO)()
-	srv := server.New(server.Options{Engine: eng, Catalog: env.catalog, Version: opts.Version,
-		Token: opts.Token, Loopback: loopback})
+	srv, err := server.New(server.Options{Engine: eng, Catalog: env.catalog, Version: opts.Version,
+		Token: opts.Token, Loopback: loopback, DataDir: config.Home()})
+	if err != nil {
+		return failure(fmt.Errorf("serve: %w", err))
+	}
 
 	auth := "no token"
 	switch {

@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -67,8 +68,12 @@ func start(t *testing.T, s setup) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Options{Engine: eng, Version: "0.1.0", Token: s.token, Loopback: true,
-		SendQueue: s.sendQueue, MaxFrame: s.maxFrame})
+	catalog := &history.Catalog{Store: store, IndexDir: filepath.Join(dir, "index", "sessions")}
+	srv, err := New(Options{Engine: eng, Catalog: catalog, Version: "0.1.0", Token: s.token, Loopback: true,
+		SendQueue: s.sendQueue, MaxFrame: s.maxFrame, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l, 10*time.Second) }()

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/rest"
+	"github.com/openheim/openheim/protocol/sessionsapi"
 	"github.com/openheim/openheim/protocol/ws"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
@@ -23,6 +25,7 @@ import (
 const (
 	maxBodyBytes   = 1 << 20 // REST request bodies
 	restTimeout    = 30 * time.Second
+	uploadTimeout  = 5 * time.Minute // a file or agent bundle on a slow link
 	headerTimeout  = 10 * time.Second
 	readTimeout    = 30 * time.Second // a whole request (WebSockets reset it)
 	writeTimeout   = time.Minute      // a whole response (WebSockets reset it)
@@ -45,18 +48,22 @@ type Options struct {
 	SendQueue int
 	MaxFrame  int64
 	MaxConns  int
+	// DataDir holds what the sessions API keeps (uploaded agents, session
+	// files and settings): the data directory.
+	DataDir string
 }
 
 // Server is a running openheim HTTP server.
 type Server struct {
-	hub  *acp.Hub
-	ws   *ws.Server
-	http *http.Server
-	log  *slog.Logger
+	hub      *acp.Hub
+	ws       *ws.Server
+	sessions *sessionsapi.API
+	http     *http.Server
+	log      *slog.Logger
 }
 
 // New builds the server; it serves once Serve is called.
-func New(opts Options) *Server {
+func New(opts Options) (*Server, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
@@ -78,8 +85,15 @@ func New(opts Options) *Server {
 		api.MCP = m.Status
 	}
 
+	sessions, err := sessionsapi.New(sessionsapi.Options{Engine: opts.Engine, Hub: hub, Store: opts.Engine.Store,
+		Catalog: opts.Catalog, DataDir: opts.DataDir, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("sessions API: %w", err)
+	}
+
 	mux := http.NewServeMux()
 	mux.Handle("/api/", limited(api.Handler()))
+	sessions.Register(mux, limitedTo)
 	mux.Handle("GET /healthz", limited(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
@@ -90,7 +104,7 @@ func New(opts Options) *Server {
 		jsonError(w, http.StatusNotFound, "not found")
 	})))
 
-	return &Server{hub: hub, ws: wss, log: log, http: &http.Server{
+	return &Server{hub: hub, ws: wss, sessions: sessions, log: log, http: &http.Server{
 		Handler:           Guard(mux, opts.Token, opts.Loopback, cfg.Serve.AllowedOrigins),
 		ReadHeaderTimeout: headerTimeout,
 		ReadTimeout:       readTimeout,
@@ -98,15 +112,26 @@ func New(opts Options) *Server {
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}}
+	}}, nil
 }
 
 // limited bounds a plain HTTP handler's body and time (WebSockets are
-// bounded per frame and by pings instead).
-func limited(h http.Handler) http.Handler {
-	inner := http.TimeoutHandler(h, restTimeout, `{"error":"request timed out"}`)
+// bounded per frame and by pings instead, SSE streams by their writes).
+func limited(h http.Handler) http.Handler { return limitedTo(h, maxBodyBytes) }
+
+// limitedTo is limited with a body limit of its own (uploads).
+func limitedTo(h http.Handler, maxBody int64) http.Handler {
+	timeout := restTimeout
+	if maxBody > maxBodyBytes {
+		timeout = uploadTimeout
+	}
+	inner := http.TimeoutHandler(h, timeout, `{"error":"request timed out"}`)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		if timeout > restTimeout {
+			// The server's read timeout is sized for small bodies.
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		inner.ServeHTTP(w, r)
 	})
 }
@@ -120,6 +145,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 	go func() { errc <- s.http.Serve(l) }()
 	select {
 	case err := <-errc:
+		s.sessions.Close()
 		s.hub.Stop()
 		return err
 	case <-ctx.Done():
@@ -132,6 +158,7 @@ func (s *Server) Shutdown(grace time.Duration) error {
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	s.ws.Notify("shutting_down", "openheim is shutting down; running turns are being cancelled")
+	s.sessions.Close()            // SSE streams end with [DONE]; Shutdown would wait for them
 	herr := s.http.Shutdown(sctx) // stops accepting, waits for REST requests
 	s.hub.Stop()                  // cancels turns; their answers go out before the close
 	werr := s.ws.Shutdown(sctx)

@@ -1,0 +1,144 @@
+// Package sessionsapi serves seed 003's session-first HTTP + SSE API from
+// openheim's own runtime: agents (/api/agents), conversations
+// (/v1/conversations), sessions (/v1/sessions) with their live event stream,
+// and session file resources. A session here is an openheim session: the
+// same store, the same live turns as /ws, so a turn started on one is
+// watched on the other. Ids: a session is "conv_" + its uuid.
+package sessionsapi
+
+import (
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/live"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxFileBytes   = 32 << 20
+	DefaultMaxBundleBytes = 8 << 20
+	DefaultHeartbeat      = 15 * time.Second
+	// DefaultStreamQueue bounds the events waiting for one slow SSE
+	// subscriber; past it the stream is closed (the client reconnects and
+	// reconciles with the snapshot).
+	DefaultStreamQueue = 4096
+)
+
+// Options configure the API.
+type Options struct {
+	Engine  *engine.Engine
+	Hub     *live.Hub
+	Store   session.Store // the sessions, as turns write them (re-indexed on change)
+	Catalog *history.Catalog
+	// DataDir holds what only this API keeps: uploaded agents
+	// (DataDir/agents-api), session files (DataDir/files) and session
+	// settings (DataDir/sessions-api).
+	DataDir        string
+	Log            *slog.Logger
+	Now            func() time.Time
+	MaxFileBytes   int64
+	MaxBundleBytes int64
+	Heartbeat      time.Duration
+	StreamQueue    int
+}
+
+// API is the seed 003 API over one engine and hub.
+type API struct {
+	opts     Options
+	log      *slog.Logger
+	agents   *agentStore
+	files    *fileStore
+	sessions *sessionRegistry
+}
+
+// New opens the API's stores under opts.DataDir.
+func New(opts Options) (*API, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opts.MaxBundleBytes <= 0 {
+		opts.MaxBundleBytes = DefaultMaxBundleBytes
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.StreamQueue <= 0 {
+		opts.StreamQueue = DefaultStreamQueue
+	}
+	a := &API{opts: opts, log: opts.Log}
+	var err error
+	a.agents, err = newAgentStore(filepath.Join(opts.DataDir, "agents-api"), opts.Engine.Config.AgentsDir(), opts.MaxBundleBytes, opts.Now, a.validateAgent)
+	if err != nil {
+		return nil, err
+	}
+	a.files, err = newFileStore(filepath.Join(opts.DataDir, "files"), opts.MaxFileBytes, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	a.sessions, err = newSessionRegistry(a, filepath.Join(opts.DataDir, "sessions-api"))
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Limit wraps a plain (non-streaming) handler with a body limit and a time
+// limit; the server passes its own.
+type Limit func(h http.Handler, maxBody int64) http.Handler
+
+// Register adds the API's routes to mux: every route but the stream through
+// limit.
+func (a *API) Register(mux *http.ServeMux, limit Limit) {
+	for _, r := range a.routes() {
+		h := http.Handler(r.handler)
+		if !r.stream {
+			h = limit(h, r.maxBody)
+		}
+		mux.Handle(r.pattern, h)
+	}
+}
+
+// route is one endpoint.
+type route struct {
+	pattern string // net/http pattern: "METHOD /path/{param}"
+	handler http.HandlerFunc
+	maxBody int64 // request body limit
+	stream  bool  // long-lived: no time limit
+}
+
+// jsonBody bounds a JSON request body.
+const jsonBody = 1 << 20
+
+func (a *API) routes() []route {
+	var rs []route
+	rs = append(rs, a.agentRoutes()...)
+	rs = append(rs, a.conversationRoutes()...)
+	rs = append(rs, a.sessionRoutes()...)
+	rs = append(rs, a.fileRoutes()...)
+	rs = append(rs, route{pattern: "GET /v1/openapi.json", handler: serveOpenAPI, maxBody: jsonBody})
+	return rs
+}
+
+// Patterns lists the registered routes ("METHOD /path"), for the OpenAPI
+// sync test and the docs.
+func (a *API) Patterns() []string {
+	var out []string
+	for _, r := range a.routes() {
+		out = append(out, r.pattern)
+	}
+	return out
+}
+
+// Close ends every stream (with data: [DONE]) and the session runners.
+func (a *API) Close() { a.sessions.close() }

@@ -1,0 +1,148 @@
+package sessionsapi
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/openheim/openheim/index/sessions"
+)
+
+// Conversation is seed 003's conversation object: a session seen as its
+// transcript.
+type Conversation struct {
+	ID        string  `json:"id"`
+	Object    string  `json:"object"` // "conversation"
+	Title     *string `json:"title"`
+	CreatedAt int64   `json:"created_at"`
+	UpdatedAt int64   `json:"updated_at"`
+}
+
+func (a *API) conversationRoutes() []route {
+	return []route{
+		{pattern: "GET /v1/conversations", handler: a.handleListConversations, maxBody: jsonBody},
+		{pattern: "GET /v1/conversations/{id}", handler: a.handleGetConversation, maxBody: jsonBody},
+		{pattern: "GET /v1/conversations/{id}/items", handler: a.handleConversationItems, maxBody: jsonBody},
+		{pattern: "PATCH /v1/conversations/{id}", handler: a.handlePatchConversation, maxBody: jsonBody},
+		{pattern: "DELETE /v1/conversations/{id}", handler: a.handleDeleteConversation, maxBody: jsonBody},
+	}
+}
+
+func conversationOf(s sessions.Session) Conversation {
+	c := Conversation{ID: convID(s.ID), Object: "conversation", CreatedAt: unix(s.CreatedAt), UpdatedAt: unix(s.UpdatedAt)}
+	if s.Title != "" {
+		t := s.Title
+		c.Title = &t
+	}
+	return c
+}
+
+func (a *API) handleListConversations(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, err := parsePage(q, "desc")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	sortBy := q.Get("sort_by")
+	if sortBy == "" {
+		sortBy = "created_at"
+	}
+	if sortBy != "created_at" && sortBy != "updated_at" {
+		writeError(w, badRequest(`sort_by must be "created_at" or "updated_at", not %q`, sortBy))
+		return
+	}
+	list, err := a.opts.Catalog.List(sessions.Filter{})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	slices.SortStableFunc(list, func(x, y sessions.Session) int {
+		c := x.CreatedAt.Compare(y.CreatedAt)
+		if sortBy == "updated_at" {
+			c = x.UpdatedAt.Compare(y.UpdatedAt)
+		}
+		if c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	convs := make([]Conversation, len(list))
+	for i, s := range list {
+		convs[i] = conversationOf(s)
+	}
+	page, err := paginate(convs, func(c Conversation) string { return c.ID }, p)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// conversation reads session id as a conversation.
+func (a *API) conversation(id string) (Conversation, error) {
+	m, err := a.opts.Store.LoadMeta(id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	return Conversation{ID: convID(id), Object: "conversation", Title: m.Title, CreatedAt: unix(m.CreatedAt), UpdatedAt: unix(m.UpdatedAt)}, nil
+}
+
+func (a *API) handleGetConversation(w http.ResponseWriter, r *http.Request) {
+	id, err := a.sessionUUID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := a.conversation(id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (a *API) handleConversationItems(w http.ResponseWriter, r *http.Request) {
+	id, err := a.sessionUUID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	a.writeItems(w, r, id)
+}
+
+func (a *API) handlePatchConversation(w http.ResponseWriter, r *http.Request) {
+	id, err := a.sessionUUID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req struct {
+		Title *string `json:"title"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Title != nil {
+		if err := a.setTitle(id, *req.Title); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	c, err := a.conversation(id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (a *API) handleDeleteConversation(w http.ResponseWriter, r *http.Request) {
+	conv := r.PathValue("id")
+	if err := a.deleteSession(conv); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": conv, "object": "conversation.deleted", "deleted": true})
+}

@@ -1,0 +1,207 @@
+package sessionsapi
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// Item is a conversation item (seed 003's GET .../items shape). Items are
+// derived from the stored messages, and their ids from the message's
+// position in the session, so the snapshot and the live stream name the
+// same item the same way (the reconnect contract dedupes by id):
+//
+//	msg_<i>       the user's or the assistant's text of message i
+//	rs_<i>        the assistant's reasoning in message i
+//	fc_<i>_<k>    the k-th tool call of assistant message i
+//	fco_<i>_<k>   its output
+//	cmp_<i>       a compaction summary
+//
+// A response ("resp_<i>") is one turn: it starts at user message i and holds
+// everything up to the next user message that starts a turn (one following
+// tool results was taken in during the turn and belongs to it).
+type Item struct {
+	ID         string  `json:"id"`
+	ResponseID string  `json:"response_id,omitempty"`
+	Model      string  `json:"model,omitempty"`
+	Type       string  `json:"type"` // message, reasoning, function_call, function_call_output, compaction
+	Role       string  `json:"role,omitempty"`
+	Status     string  `json:"status"`
+	Content    []Part  `json:"content,omitempty"`
+	Name       string  `json:"name,omitempty"`
+	Arguments  *string `json:"arguments,omitempty"`
+	CallID     string  `json:"call_id,omitempty"`
+	Output     *string `json:"output,omitempty"`
+	Summary    *string `json:"summary,omitempty"` // compaction
+}
+
+// Part is one content part of a message or reasoning item.
+type Part struct {
+	Type        string `json:"type"` // input_text, output_text, input_image, input_file, reasoning_text
+	Text        string `json:"text,omitempty"`
+	Annotations *[]any `json:"annotations,omitempty"` // output_text: always []
+	ImageURL    string `json:"image_url,omitempty"`
+	FileID      string `json:"file_id,omitempty"`
+	Filename    string `json:"filename,omitempty"`
+}
+
+func responseID(i int) string  { return fmt.Sprintf("resp_%d", i) }
+func messageID(i int) string   { return fmt.Sprintf("msg_%d", i) }
+func reasoningID(i int) string { return fmt.Sprintf("rs_%d", i) }
+func callID(i, k int) string   { return fmt.Sprintf("fc_%d_%d", i, k) }
+func outputID(i, k int) string { return fmt.Sprintf("fco_%d_%d", i, k) }
+
+// startsResponse reports whether message i opens a turn: a user message
+// not following tool results (those are images of the results, or input
+// taken in mid-turn).
+func startsResponse(msgs []message.Message, i int) bool {
+	var prev message.Role
+	if i > 0 {
+		prev = msgs[i-1].Role
+	}
+	return opens(msgs[i], prev)
+}
+
+// outputText is the text of an output_text part.
+func outputText(s string) Part { return Part{Type: "output_text", Text: s, Annotations: &[]any{}} }
+
+// itemConverter turns stored messages into items, in order, remembering
+// which tool call each result answers and which response is open.
+type itemConverter struct {
+	model    string // the agent's name, on model-produced items
+	resp     string
+	prevRole message.Role
+	calls    map[string][2]int // tool call id -> (message, ordinal)
+}
+
+func newItemConverter(model string) *itemConverter {
+	return &itemConverter{model: model, calls: map[string][2]int{}}
+}
+
+// itemsOf converts a session's messages.
+func itemsOf(msgs []message.Message, model string) []Item {
+	c := newItemConverter(model)
+	var out []Item
+	for i, m := range msgs {
+		out = append(out, c.add(i, m)...)
+	}
+	return out
+}
+
+// opens reports whether m, the message after one of role prev, starts a
+// response.
+func opens(m message.Message, prev message.Role) bool {
+	return m.Role == message.RoleUser && prev != message.RoleTool
+}
+
+// add converts m, the message at position i (messages come in order).
+func (c *itemConverter) add(i int, m message.Message) []Item {
+	if opens(m, c.prevRole) {
+		c.resp = responseID(i)
+	}
+	c.prevRole = m.Role
+	switch m.Role {
+	case message.RoleUser:
+		return c.user(i, m)
+	case message.RoleAssistant:
+		return c.assistant(i, m)
+	case message.RoleTool:
+		return c.toolResults(i, m)
+	}
+	return nil
+}
+
+func (c *itemConverter) user(i int, m message.Message) []Item {
+	if s, ok := compactionSummary(m); ok {
+		return []Item{{ID: compactionID(i), ResponseID: c.resp, Type: "compaction", Status: "completed", Summary: &s}}
+	}
+	it := Item{ID: messageID(i), ResponseID: c.resp, Type: "message", Role: "user", Status: "completed"}
+	for _, b := range m.Content {
+		switch b.Type {
+		case message.TypeText:
+			it.Content = append(it.Content, Part{Type: "input_text", Text: b.Text})
+		case message.TypeImage:
+			it.Content = append(it.Content, Part{Type: "input_image", ImageURL: "data:" + b.MimeType + ";base64," + b.Data})
+		}
+	}
+	return []Item{it}
+}
+
+func (c *itemConverter) assistant(i int, m message.Message) []Item {
+	var out []Item
+	var thinking, text strings.Builder
+	for _, b := range m.Content {
+		switch b.Type {
+		case message.TypeThinking:
+			thinking.WriteString(b.Thinking)
+		case message.TypeText:
+			text.WriteString(b.Text)
+		}
+	}
+	if thinking.Len() > 0 {
+		out = append(out, Item{ID: reasoningID(i), ResponseID: c.resp, Model: c.model, Type: "reasoning", Status: "completed",
+			Content: []Part{{Type: "reasoning_text", Text: thinking.String()}}})
+	}
+	if text.Len() > 0 {
+		out = append(out, Item{ID: messageID(i), ResponseID: c.resp, Model: c.model, Type: "message", Role: "assistant",
+			Status: "completed", Content: []Part{outputText(text.String())}})
+	}
+	k := 0
+	for _, b := range m.Content {
+		if b.Type != message.TypeToolUse {
+			continue
+		}
+		args := b.Arguments
+		c.calls[b.ID] = [2]int{i, k}
+		out = append(out, Item{ID: callID(i, k), ResponseID: c.resp, Model: c.model, Type: "function_call",
+			Status: "completed", Name: b.Name, Arguments: &args, CallID: b.ID})
+		k++
+	}
+	return out
+}
+
+func (c *itemConverter) toolResults(i int, m message.Message) []Item {
+	var out []Item
+	for j, b := range m.Content {
+		if b.Type != message.TypeToolResult {
+			continue
+		}
+		id := fmt.Sprintf("fco_%d_r%d", i, j) // a result whose call is not in view
+		if at, ok := c.calls[b.ToolCallID]; ok {
+			id = outputID(at[0], at[1])
+		}
+		output := b.Content
+		out = append(out, Item{ID: id, ResponseID: c.resp, Type: "function_call_output", Status: "completed",
+			CallID: b.ToolCallID, Output: &output})
+	}
+	return out
+}
+
+// responseEnd returns the position just past response resp's last message
+// (where a fork "up to" it cuts), and whether msgs hold that response.
+func responseEnd(msgs []message.Message, resp string) (int, bool) {
+	start := -1
+	for i := range msgs {
+		if !startsResponse(msgs, i) {
+			continue
+		}
+		if start >= 0 {
+			return i, true
+		}
+		if responseID(i) == resp {
+			start = i
+		}
+	}
+	return len(msgs), start >= 0
+}
+
+func compactionID(i int) string { return fmt.Sprintf("cmp_%d", i) }
+
+// compactionSummary is the summary a compaction message holds.
+func compactionSummary(m message.Message) (string, bool) {
+	if !m.Compaction {
+		return "", false
+	}
+	return m.JoinText(), true
+}

@@ -1,0 +1,176 @@
+package sessionsapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openheim/openheim/runtime/session"
+	"github.com/openheim/openheim/runtime/tools"
+)
+
+// settings is what the sessions API keeps about a session beside the
+// session itself (DataDir/sessions-api/<uuid>.json). Sessions made
+// elsewhere (prompt, chat, /ws) have none: the default agent, no labels.
+type settings struct {
+	AgentID       string            `json:"agent_id"`
+	Labels        map[string]string `json:"labels"`
+	ModelOverride *string           `json:"model_override"`
+	Archived      bool              `json:"archived"`
+	ClientTools   []ClientTool      `json:"client_tools,omitempty"`
+}
+
+// sessionRegistry holds the trackers of the sessions the API is watching
+// and their settings.
+type sessionRegistry struct {
+	api *API
+	dir string
+
+	mu       sync.Mutex
+	trackers map[string]*tracker
+	closed   bool
+}
+
+func newSessionRegistry(api *API, dir string) (*sessionRegistry, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return &sessionRegistry{api: api, dir: dir, trackers: map[string]*tracker{}}, nil
+}
+
+// tracker returns session id's tracker, starting it on first use.
+func (r *sessionRegistry) tracker(id string) (*tracker, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, &apiError{503, "the server is shutting down"}
+	}
+	if t := r.trackers[id]; t != nil {
+		return t, nil
+	}
+	t, err := newTracker(r.api, id)
+	if err != nil {
+		return nil, err
+	}
+	r.trackers[id] = t
+	return t, nil
+}
+
+// lookup returns the session's tracker if one runs.
+func (r *sessionRegistry) lookup(id string) *tracker {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.trackers[id]
+}
+
+// forget closes and drops the session's tracker (the session is deleted).
+func (r *sessionRegistry) forget(id string) {
+	r.mu.Lock()
+	t := r.trackers[id]
+	delete(r.trackers, id)
+	r.mu.Unlock()
+	if t != nil {
+		t.close()
+	}
+}
+
+func (r *sessionRegistry) close() {
+	r.mu.Lock()
+	r.closed = true
+	ts := r.trackers
+	r.trackers = map[string]*tracker{}
+	r.mu.Unlock()
+	for _, t := range ts {
+		t.close()
+	}
+}
+
+func (r *sessionRegistry) path(id string) string { return filepath.Join(r.dir, id+".json") }
+
+// settings reads session id's settings; a session without any has the
+// default agent.
+func (r *sessionRegistry) settings(id string) (settings, error) {
+	s := settings{AgentID: defaultAgentID, Labels: map[string]string{}}
+	data, err := os.ReadFile(r.path(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, err
+	}
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	if s.AgentID == "" {
+		s.AgentID = defaultAgentID
+	}
+	return s, nil
+}
+
+func (r *sessionRegistry) save(id string, s settings) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return tools.WriteFileAtomic(r.path(id), append(data, '\n'))
+}
+
+func (r *sessionRegistry) remove(id string) {
+	os.Remove(r.path(id))
+}
+
+// defaultAgentID is the built-in agent: the config's own model and prompt.
+const defaultAgentID = "ag_default"
+
+// convID is the API id of session uuid.
+func convID(uuid string) string { return "conv_" + uuid }
+
+// sessionUUID resolves an API session id ("conv_<uuid>") to a stored
+// session's uuid; anything else is a 404.
+func (a *API) sessionUUID(conv string) (string, error) {
+	id, ok := strings.CutPrefix(conv, "conv_")
+	if !ok || session.ValidateID(id) != nil {
+		return "", notFound("session %q not found", conv)
+	}
+	if _, err := a.opts.Store.LoadMeta(id); err != nil {
+		if errors.Is(err, session.ErrNotFound) {
+			return "", notFound("session %q not found", conv)
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// agentName is the name model-produced items of session id carry.
+func (a *API) agentName(id string) string {
+	s, err := a.sessions.settings(id)
+	if err != nil {
+		return "openheim"
+	}
+	ag, err := a.agents.get(s.AgentID)
+	if err != nil {
+		return "openheim"
+	}
+	return ag.Name
+}
+
+func (a *API) now() int64 { return a.opts.Now().Unix() }
+
+// newID returns prefix + 24 random hex digits.
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// unix is t in unix seconds.
+func unix(t time.Time) int64 { return t.Unix() }

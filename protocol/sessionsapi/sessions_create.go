@@ -1,0 +1,375 @@
+package sessionsapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/openheim/openheim/index/sessions"
+	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/session"
+	"github.com/openheim/openheim/runtime/skills"
+)
+
+// createRequest is the JSON body of POST /v1/sessions.
+type createRequest struct {
+	AgentID       string            `json:"agent_id"`
+	Title         *string           `json:"title"`
+	InitialItems  []inputItem       `json:"initial_items"`
+	Labels        map[string]string `json:"labels"`
+	Workspace     *string           `json:"workspace"`
+	ModelOverride *string           `json:"model_override"`
+	ClientTools   []ClientTool      `json:"client_tools"`
+	// Seed 003's host/runner fields: refused when set.
+	HostID             json.RawMessage `json:"host_id"`
+	HostType           json.RawMessage `json:"host_type"`
+	Git                json.RawMessage `json:"git"`
+	TerminalLaunchArgs json.RawMessage `json:"terminal_launch_args"`
+	ReasoningEffort    json.RawMessage `json:"reasoning_effort"`
+}
+
+// inputItem is an item a client sends: a message (initial_items, message
+// events).
+type inputItem struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // a string or a list of parts
+}
+
+func (a *API) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+		a.createFromBundle(w, r)
+		return
+	}
+	var req createRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := unsupported(map[string]json.RawMessage{"host_id": req.HostID, "host_type": req.HostType, "git": req.Git,
+		"terminal_launch_args": req.TerminalLaunchArgs, "reasoning_effort": req.ReasoningEffort}); err != nil {
+		writeError(w, err)
+		return
+	}
+	id, err := a.createSession(req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	snap, err := a.snapshot(id, true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, snap)
+}
+
+// createFromBundle is seed 003's multipart create: a metadata part (JSON)
+// and an agent bundle, uploaded as a new agent the session is bound to.
+func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		writeError(w, badRequest("invalid multipart body: %v", err))
+		return
+	}
+	var req createRequest
+	if meta := r.FormValue("metadata"); meta != "" {
+		dec := json.NewDecoder(strings.NewReader(meta))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			writeError(w, badRequest("metadata: %v", err))
+			return
+		}
+	}
+	f, _, err := r.FormFile("bundle")
+	if err != nil {
+		writeError(w, &apiError{http.StatusUnprocessableEntity, "missing bundle part"})
+		return
+	}
+	defer f.Close()
+	ag, err := a.agents.create(f)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	req.AgentID = ag.ID
+	id, err := a.createSession(req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"session_id": convID(id)})
+}
+
+// createSession stores a new session bound to the request's agent, seeds
+// its history with initial_items, and starts a turn when the last of them
+// is a user message.
+func (a *API) createSession(req createRequest) (string, error) {
+	agentID := req.AgentID
+	if agentID == "" {
+		agentID = defaultAgentID
+	}
+	ag, err := a.agents.get(agentID)
+	if err != nil {
+		return "", err
+	}
+	cwd, err := a.workspace(req.Workspace)
+	if err != nil {
+		return "", err
+	}
+	s := settings{AgentID: agentID, Labels: req.Labels, ClientTools: req.ClientTools}
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	if err := a.checkClientTools(req.ClientTools); err != nil {
+		return "", err
+	}
+	if req.ModelOverride != nil && *req.ModelOverride != "" {
+		if _, err := a.resolve("", *req.ModelOverride); err != nil {
+			return "", badRequest("model_override: %v", err)
+		}
+		s.ModelOverride = req.ModelOverride
+	}
+	meta := session.NewMeta(a.opts.Now())
+	if req.Title != nil && strings.TrimSpace(*req.Title) != "" {
+		meta.Title = session.Str(session.Title(*req.Title))
+	}
+	meta.Cwd = session.Str(cwd)
+	if provider, model, err := a.modelFor(s); err == nil && model != "" {
+		meta.Provider, meta.Model = session.Str(provider), session.Str(model)
+	} else if err != nil {
+		return "", badRequest("%v", err)
+	}
+	meta.Skills = ag.Skills
+	if ag.Source == "default" {
+		meta.Skills = a.opts.Engine.Config.DefaultSkills
+	}
+	if _, err := skills.Load(a.opts.Engine.Config.SkillsDir(), meta.Skills); err != nil {
+		return "", badRequest("agent %s: %v", ag.Name, err)
+	}
+	meta.Skills = append([]string{}, meta.Skills...)
+	var seed []message.Message
+	var first *queuedInput
+	for i, it := range req.InitialItems {
+		m, err := a.inputMessage(meta.ID, it, true)
+		if err != nil {
+			return "", badRequest("initial_items[%d]: %v", i, err)
+		}
+		if i == len(req.InitialItems)-1 && m.Role == message.RoleUser {
+			first = &queuedInput{msg: m}
+			break
+		}
+		seed = append(seed, m)
+	}
+	if err := a.opts.Store.Create(meta); err != nil {
+		return "", err
+	}
+	if len(seed) > 0 {
+		if err := a.opts.Store.Append(meta.ID, seed...); err != nil {
+			return "", err
+		}
+	}
+	if err := a.sessions.save(meta.ID, s); err != nil {
+		return "", err
+	}
+	t, err := a.sessions.tracker(meta.ID) // the stream exists from the start
+	if err != nil {
+		return "", err
+	}
+	if first != nil {
+		if _, err := t.post(first.msg.Content); err != nil {
+			return "", err
+		}
+	}
+	return meta.ID, nil
+}
+
+// checkClientTools refuses client tools that clash with each other or
+// with a tool of the runtime.
+func (a *API) checkClientTools(ts []ClientTool) error {
+	reg, err := a.opts.Engine.Tools(a.opts.Engine.Config.WorkDir, nil, false)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, t := range ts {
+		switch {
+		case t.Type != "" && t.Type != "function":
+			return badRequest("client_tools[%d]: type must be \"function\"", i)
+		case !validToolName(t.Name):
+			return badRequest("client_tools[%d]: name %q must be 1-64 letters, digits, '_' or '-'", i, t.Name)
+		case seen[t.Name]:
+			return badRequest("client_tools[%d]: %q is given twice", i, t.Name)
+		}
+		if _, taken := reg.Get(t.Name); taken {
+			return badRequest("client_tools[%d]: %q is the name of an openheim tool", i, t.Name)
+		}
+		if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+			return badRequest("client_tools[%d]: parameters is not JSON", i)
+		}
+		seen[t.Name] = true
+	}
+	return nil
+}
+
+func validToolName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *API) handleListSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, err := parsePage(q, "desc")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	list, err := a.sessionList(q.Get("search_query"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	archived := q.Get("include_archived") == "true"
+	var out []SessionResponse
+	for _, s := range list {
+		snap, err := a.snapshot(s.ID, false)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		if snap.Archived && !archived {
+			continue
+		}
+		out = append(out, snap)
+	}
+	page, err := paginate(out, func(s SessionResponse) string { return s.ID }, p)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// sessionList is every session, oldest first, or those matching query
+// (titles and content, through the sessions search index), best last so a
+// descending page shows the best first.
+func (a *API) sessionList(query string) ([]sessions.Session, error) {
+	if strings.TrimSpace(query) != "" {
+		hits, err := a.opts.Catalog.Search(query, maxPage)
+		if err != nil {
+			return nil, badRequest("search_query: %v", err)
+		}
+		out := make([]sessions.Session, len(hits))
+		for i, h := range hits {
+			out[len(hits)-1-i] = h.Session
+		}
+		return out, nil
+	}
+	list, err := a.opts.Catalog.List(sessions.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(list, func(x, y sessions.Session) int {
+		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return list, nil
+}
+
+// forkRequest is POST /v1/sessions/{id}/fork.
+type forkRequest struct {
+	Title          *string `json:"title"`
+	UpToResponseID *string `json:"up_to_response_id"`
+}
+
+func (a *API) handleFork(w http.ResponseWriter, r *http.Request) {
+	id, err := a.sessionUUID(r.PathValue("session_id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req forkRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	conv, err := a.opts.Store.Load(id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	upTo := -1
+	if req.UpToResponseID != nil && *req.UpToResponseID != "" {
+		end, ok := responseEnd(conv.Messages, *req.UpToResponseID)
+		if !ok {
+			writeError(w, badRequest("up_to_response_id %q names no response of this session", *req.UpToResponseID))
+			return
+		}
+		upTo = end
+	}
+	forked, err := session.Fork(a.opts.Store, id, upTo, a.opts.Now())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	title := "Fork of " + deref(conv.Meta.Title)
+	if req.Title != nil && strings.TrimSpace(*req.Title) != "" {
+		title = *req.Title
+	}
+	if err := a.setTitle(forked.ID, title); err != nil {
+		writeError(w, err)
+		return
+	}
+	s, err := a.sessions.settings(id)
+	if err == nil {
+		s.Archived = false
+		s.Labels = maps.Clone(s.Labels)
+		err = a.sessions.save(forked.ID, s)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	snap, err := a.snapshot(forked.ID, true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, snap)
+}
+
+// inputMessage turns a client's message item into a stored message;
+// assistant messages are allowed only as seeds (initial_items).
+func (a *API) inputMessage(id string, it inputItem, seed bool) (message.Message, error) {
+	if it.Type != "" && it.Type != "message" {
+		return message.Message{}, fmt.Errorf("type must be \"message\", not %q", it.Type)
+	}
+	role := message.RoleUser
+	switch it.Role {
+	case "", "user":
+	case "assistant":
+		if !seed {
+			return message.Message{}, fmt.Errorf("role must be \"user\"")
+		}
+		role = message.RoleAssistant
+	default:
+		return message.Message{}, fmt.Errorf("role must be \"user\"%s, not %q", map[bool]string{true: " or \"assistant\""}[seed], it.Role)
+	}
+	blocks, err := a.contentBlocks(id, it.Content)
+	if err != nil {
+		return message.Message{}, err
+	}
+	return message.Message{Role: role, Content: blocks}, nil
+}

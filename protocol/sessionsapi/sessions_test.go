@@ -1,0 +1,292 @@
+package sessionsapi
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openheim/openheim/runtime/llm/llmtest"
+)
+
+func userMessage(text string) map[string]any {
+	return map[string]any{"type": "message", "data": map[string]any{"role": "user",
+		"content": []map[string]any{{"type": "input_text", "text": text}}}}
+}
+
+// TestSessionTurnStream: a session is created idle, its stream is open
+// before the first turn, a message runs a turn whose events arrive in
+// seed 003's order, and the snapshot names the same items as the stream.
+func TestSessionTurnStream(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(
+		llmtest.Reply{Thinking: []string{"hmm"}, ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "list_dir", Arguments: `{"path":"."}`}}},
+		llmtest.Reply{Text: []string{"Hello", " there"}, Usage: &llmtest.Usage{Prompt: 10, Completion: 2}})
+	snap := f.create(map[string]any{"title": "first", "labels": map[string]string{"env": "test"}})
+	conv := snap["id"].(string)
+	if !strings.HasPrefix(conv, "conv_") || snap["status"] != "idle" || snap["agent_id"] != "ag_default" ||
+		snap["title"] != "first" || at(snap, "labels", "env") != "test" || snap["model"] != "fake/m1" {
+		t.Fatalf("snapshot: %v", snap)
+	}
+	if items, ok := snap["items"].([]any); !ok || len(items) != 0 {
+		t.Fatalf("items: %v", snap["items"])
+	}
+	s := f.stream(conv)
+	s.waitName("session.status", 1)
+	var acc map[string]any
+	if code := f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("list files"), &acc); code != 202 || acc["queued"] != true {
+		t.Fatalf("post: %d %v", code, acc)
+	}
+	s.idle(2)
+	got := strings.Join(s.names(), " ")
+	want := "session.status:idle session.status:running session.input.consumed response.created response.in_progress " +
+		"response.output_item.added response.reasoning_text.delta response.output_item.done " +
+		"response.output_item.added response.output_item.done response.output_item.added response.output_item.done " +
+		"response.output_item.added response.output_text.delta response.output_text.delta response.output_item.done " +
+		"response.completed session.status:idle"
+	if got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+	consumed := s.waitName("session.input.consumed", 1)
+	if at(consumed.Data, "data", "queued_item_id") != acc["queued_item_id"] || at(consumed.Data, "data", "item", "id") != "msg_0" {
+		t.Errorf("input consumed: %v", consumed.Data)
+	}
+	done := s.waitName("response.completed", 1)
+	if at(done.Data, "response", "id") != "resp_0" || at(done.Data, "response", "usage", "output_tokens") != 2.0 {
+		t.Errorf("completed: %v", done.Data)
+	}
+	// Every item the stream finished is in the snapshot, under the same id.
+	var after map[string]any
+	f.do("GET", "/v1/sessions/"+conv, nil, &after)
+	byID := map[string]map[string]any{}
+	for _, it := range after["items"].([]any) {
+		m := it.(map[string]any)
+		byID[m["id"].(string)] = m
+	}
+	for _, e := range s.all() {
+		if e.Name != "response.output_item.done" {
+			continue
+		}
+		item := e.Data["item"].(map[string]any)
+		snapItem, ok := byID[item["id"].(string)]
+		if !ok {
+			t.Errorf("stream item %v is not in the snapshot", item["id"])
+			continue
+		}
+		a, _ := json.Marshal(item)
+		b, _ := json.Marshal(snapItem)
+		if string(a) != string(b) {
+			t.Errorf("item %v differs:\nstream   %s\nsnapshot %s", item["id"], a, b)
+		}
+	}
+	for _, id := range []string{"msg_0", "rs_1", "fc_1_0", "fco_1_0", "msg_3"} {
+		if byID[id] == nil {
+			t.Errorf("snapshot lacks %s: %v", id, after["items"])
+		}
+	}
+	if byID["fc_1_0"]["call_id"] != "call_1" || byID["fco_1_0"]["call_id"] != "call_1" || byID["msg_3"]["response_id"] != "resp_0" {
+		t.Errorf("tool items: %v %v", byID["fc_1_0"], byID["fco_1_0"])
+	}
+}
+
+// TestReconnectAndInterrupt: a client that reconnects mid-turn opens the
+// stream, then reads the snapshot, and dedupes by item id; an interrupt
+// ends the turn with response.incomplete (user_interrupt),
+// session.interrupted, then idle, keeping what streamed.
+func TestReconnectAndInterrupt(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(llmtest.Reply{Text: []string{"partial ", "answer"}, Hang: true})
+	conv := f.create(nil)["id"].(string)
+	first := f.stream(conv)
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("write an essay"), nil)
+	first.waitName("response.output_text.delta", 2)
+	// Reconnect: stream first, snapshot second.
+	second := f.stream(conv)
+	second.waitName("session.status", 1)
+	var snap map[string]any
+	f.do("GET", "/v1/sessions/"+conv, nil, &snap)
+	if snap["status"] != "running" {
+		t.Fatalf("status mid-turn: %v", snap["status"])
+	}
+	var acc map[string]any
+	if code := f.do("POST", "/v1/sessions/"+conv+"/events", map[string]any{"type": "interrupt", "data": map[string]any{}}, &acc); code != 202 || acc["queued"] != false {
+		t.Fatalf("interrupt: %d %v", code, acc)
+	}
+	second.idle(1) // it opened mid-turn: its first status was running
+	tail := second.names()
+	want := []string{"response.output_item.done", "response.incomplete", "session.interrupted", "session.status:idle"}
+	if got := tail[len(tail)-4:]; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("after interrupt: %v", tail)
+	}
+	inc := second.waitName("response.incomplete", 1)
+	if at(inc.Data, "response", "incomplete_details", "reason") != "user_interrupt" {
+		t.Errorf("incomplete: %v", inc.Data)
+	}
+	// Dedupe: the snapshot taken mid-turn plus the stream's items give the
+	// final history, each item once, the streamed text under its final id.
+	seen := map[string]bool{}
+	for _, it := range snap["items"].([]any) {
+		seen[it.(map[string]any)["id"].(string)] = true
+	}
+	for _, e := range second.all() {
+		if e.Name == "response.output_item.done" {
+			seen[e.Data["item"].(map[string]any)["id"].(string)] = true
+		}
+	}
+	var final map[string]any
+	f.do("GET", "/v1/sessions/"+conv, nil, &final)
+	var ids []string
+	for _, it := range final["items"].([]any) {
+		m := it.(map[string]any)
+		ids = append(ids, m["id"].(string))
+		if !seen[m["id"].(string)] {
+			t.Errorf("item %v was neither in the snapshot nor on the stream", m["id"])
+		}
+	}
+	if strings.Join(ids, ",") != "msg_0,msg_1" || final["status"] != "idle" {
+		t.Errorf("final: %v %v", ids, final["status"])
+	}
+	done := first.waitFor("the answer's done item", func(e sseEvent) bool {
+		return e.Name == "response.output_item.done" && at(e.Data, "item", "id") == "msg_1"
+	})
+	if at(done.Data, "item", "content") == nil || !strings.Contains(string(mustJSON(done.Data)), "partial answer") {
+		t.Errorf("the interrupted answer's text: %v", done.Data)
+	}
+}
+
+func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// TestQueuedMessageConsumedAtCheckpoint: a message posted while a turn
+// runs is taken in after the tool results, before the next model call.
+func TestQueuedMessageConsumedAtCheckpoint(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(
+		llmtest.Reply{DelayMs: 400, ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "list_dir", Arguments: `{}`}}},
+		llmtest.Reply{Text: []string{"both done"}})
+	conv := f.create(nil)["id"].(string)
+	s := f.stream(conv)
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("first"), nil)
+	s.waitFor("running", func(e sseEvent) bool { return e.Name == "session.status" && e.Data["status"] == "running" })
+	var acc map[string]any
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("and also this"), &acc)
+	s.idle(2)
+	consumed := s.waitName("session.input.consumed", 2)
+	if at(consumed.Data, "data", "queued_item_id") != acc["queued_item_id"] || at(consumed.Data, "data", "position") != 3.0 {
+		t.Errorf("second input: %v", consumed.Data)
+	}
+	if n := len(f.llm.Requests()); n != 2 {
+		t.Fatalf("%d model calls, want 2 (one turn)", n)
+	}
+	if !strings.Contains(string(f.llm.Requests()[1].Raw), "and also this") {
+		t.Error("the queued message did not reach the model at the checkpoint")
+	}
+	if got := strings.Count(strings.Join(s.names(), " "), "response.completed"); got != 1 {
+		t.Errorf("%d responses, want 1", got)
+	}
+}
+
+func TestEventErrors(t *testing.T) {
+	f := newFixture(t, "")
+	conv := f.create(nil)["id"].(string)
+	for _, c := range []struct {
+		body any
+		code int
+		want string
+	}{
+		{map[string]any{"type": "external_output_text_delta", "data": map[string]any{"delta": "x"}}, 400, "unknown event type"},
+		{map[string]any{"type": "message", "data": map[string]any{"role": "assistant", "content": "hi"}}, 400, "role must be"},
+		{map[string]any{"type": "message", "data": map[string]any{"content": []any{}}}, 400, "non-empty list"},
+		{map[string]any{"type": "message"}, 400, "data is required"},
+		{map[string]any{"type": "function_call_output", "data": map[string]any{"call_id": "nope", "output": "x"}}, 400, "no tool call"},
+		{map[string]any{"type": "message", "data": map[string]any{"content": "hi"}, "extra": 1}, 400, "unknown field"},
+	} {
+		var out map[string]any
+		if code := f.do("POST", "/v1/sessions/"+conv+"/events", c.body, &out); code != c.code || !strings.Contains(out["error"].(string), c.want) {
+			t.Errorf("%v: %d %v, want %d %q", c.body, code, out, c.code, c.want)
+		}
+	}
+	if code := f.do("POST", "/v1/sessions/conv_00000000-0000-0000-0000-000000000000/events", userMessage("x"), nil); code != 404 {
+		t.Errorf("unknown session: %d", code)
+	}
+	if code := f.do("GET", "/v1/sessions/nope", nil, nil); code != 404 {
+		t.Errorf("bad id: %d", code)
+	}
+}
+
+func TestCreatePatchForkDelete(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(llmtest.Reply{Text: []string{"one"}}, llmtest.Reply{Text: []string{"two"}})
+	os.MkdirAll(filepath.Join(f.work, "sub"), 0o755)
+	var bad map[string]any
+	if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": "../.."}, &bad); code != 400 || !strings.Contains(bad["error"].(string), "outside the work directory") {
+		t.Errorf("workspace outside: %d %v", code, bad)
+	}
+	if code := f.do("POST", "/v1/sessions", map[string]any{"host_id": "h1"}, &bad); code != 400 {
+		t.Errorf("host_id: %d %v", code, bad)
+	}
+	if code := f.do("POST", "/v1/sessions", map[string]any{"agent_id": "ag_nope"}, &bad); code != 404 {
+		t.Errorf("unknown agent: %d %v", code, bad)
+	}
+	// initial_items ending in a user message start a turn.
+	snap := f.create(map[string]any{"workspace": "sub", "initial_items": []map[string]any{
+		{"type": "message", "role": "user", "content": "hi"}, {"type": "message", "role": "assistant", "content": "hello"},
+		{"type": "message", "role": "user", "content": "count"}}})
+	conv := snap["id"].(string)
+	if snap["workspace"] != filepath.Join(f.work, "sub") {
+		t.Errorf("workspace: %v", snap["workspace"])
+	}
+	s := f.stream(conv)
+	s.idle(1) // the turn initial_items started
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("banana again"), nil)
+	s.idle(2)
+	var patched map[string]any
+	if code := f.do("PATCH", "/v1/sessions/"+conv, map[string]any{"title": "renamed", "labels": map[string]any{"k": "v"}, "model_override": "m2"}, &patched); code != 200 ||
+		patched["title"] != "renamed" || patched["model_override"] != "m2" || patched["model"] != "fake/m2" || at(patched, "labels", "k") != "v" {
+		t.Fatalf("patch: %d %v", code, patched)
+	}
+	for body, want := range map[string]string{`{"model_override":""}`: "must not be empty", `{"model_override":"gpt-9"}`: "not offered",
+		`{"runner_id":"r1"}`: "not supported"} {
+		var out map[string]any
+		var v any
+		json.Unmarshal([]byte(body), &v)
+		if code := f.do("PATCH", "/v1/sessions/"+conv, v, &out); code != 400 || !strings.Contains(out["error"].(string), want) {
+			t.Errorf("%s: %d %v", body, code, out)
+		}
+	}
+	f.do("PATCH", "/v1/sessions/"+conv, map[string]any{"model_override": "default"}, &patched)
+	if patched["model_override"] != nil {
+		t.Errorf("clear override: %v", patched["model_override"])
+	}
+	// Items: hi(0) hello(1) count(2) one(3) again(4) two(5); resp_2 ends at 4.
+	var fork map[string]any
+	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": "resp_2"}, &fork); code != 201 ||
+		fork["status"] != "idle" || fork["title"] != "Fork of renamed" || len(fork["items"].([]any)) != 4 || at(fork, "labels", "k") != "v" {
+		t.Fatalf("fork: %d %v", code, fork)
+	}
+	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": "resp_9"}, &bad); code != 400 {
+		t.Errorf("fork at an unknown response: %d", code)
+	}
+	var orig map[string]any
+	f.do("GET", "/v1/sessions/"+conv, nil, &orig)
+	if len(orig["items"].([]any)) != 6 {
+		t.Errorf("the original changed: %v", orig["items"])
+	}
+	var list map[string]any
+	f.do("GET", "/v1/sessions?limit=1", nil, &list)
+	if data := list["data"].([]any); len(data) != 1 || list["has_more"] != true || data[0].(map[string]any)["items"] != nil {
+		t.Errorf("list: %v", list)
+	}
+	f.do("GET", "/v1/sessions?search_query=banana", nil, &list)
+	if data := list["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != conv {
+		t.Errorf("search: %v", list)
+	}
+	var del map[string]any
+	if code := f.do("DELETE", "/v1/sessions/"+conv, nil, &del); code != 200 || del["deleted"] != true {
+		t.Fatalf("delete: %d %v", code, del)
+	}
+	s.waitFor("[DONE]", func(e sseEvent) bool { return e.Done })
+	if code := f.do("GET", "/v1/sessions/"+conv, nil, nil); code != 404 {
+		t.Errorf("deleted session: %d", code)
+	}
+}

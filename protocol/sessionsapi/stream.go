@@ -1,0 +1,139 @@
+package sessionsapi
+
+import (
+	"net/http"
+	"sync"
+	"time"
+)
+
+// writeWindow bounds one write to a stream: a client that stops reading
+// is dropped instead of holding the connection forever.
+const writeWindow = 30 * time.Second
+
+// streamSub is one SSE subscriber: a bounded queue of encoded frames
+// between the tracker (which must never wait) and the HTTP handler.
+type streamSub struct {
+	frames chan []byte
+	mu     sync.Mutex
+	ended  bool // the session closed: [DONE] follows the queued frames
+	over   bool // the queue overflowed: the stream is cut
+	signal chan struct{}
+}
+
+func newStreamSub(size int) *streamSub {
+	return &streamSub{frames: make(chan []byte, size), signal: make(chan struct{})}
+}
+
+// offer queues a frame; false when the subscriber is too far behind (its
+// stream is then cut, and the client reconciles with the snapshot).
+func (s *streamSub) offer(frame []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended || s.over {
+		return false
+	}
+	select {
+	case s.frames <- frame:
+		return true
+	default:
+		s.over = true
+		close(s.signal)
+		return false
+	}
+}
+
+// done says the session closed: the stream ends with [DONE].
+func (s *streamSub) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended && !s.over {
+		s.ended = true
+		close(s.signal)
+	}
+}
+
+func (s *streamSub) state() (ended, over bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended, s.over
+}
+
+// handleStream serves GET /v1/sessions/{session_id}/stream: the live tail
+// of the session's events, a heartbeat every opts.Heartbeat, and
+// data: [DONE] when the session closes.
+func (a *API) handleStream(w http.ResponseWriter, r *http.Request) {
+	id, err := a.sessionUUID(r.PathValue("session_id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := a.sessions.tracker(id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	sub := newStreamSub(a.opts.StreamQueue)
+	if !t.subscribe(sub) {
+		writeError(w, notFound("session %q not found", convID(id)))
+		return
+	}
+	defer t.unsubscribe(sub)
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // proxies that buffer would hold the live tail
+	w.WriteHeader(http.StatusOK)
+	write := func(p []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(writeWindow))
+		if _, err := w.Write(p); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	// The stream starts with where the session stands.
+	if !write(statusFrame(t)) {
+		return
+	}
+	beat := time.NewTicker(a.opts.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case f := <-sub.frames:
+			if !write(f) {
+				return
+			}
+		case <-sub.signal:
+			ended, _ := sub.state()
+			for {
+				select {
+				case f := <-sub.frames:
+					if !write(f) {
+						return
+					}
+					continue
+				default:
+				}
+				break
+			}
+			if ended {
+				write([]byte("data: [DONE]\n\n"))
+			}
+			return
+		case <-beat.C:
+			if !write([]byte("event: response.heartbeat\ndata: {\"type\":\"response.heartbeat\"}\n\n")) {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// statusFrame is a session.status event for the session as it is now.
+func statusFrame(t *tracker) []byte {
+	s := t.status()
+	return []byte(`event: session.status` + "\n" + `data: {"type":"session.status","conversation_id":"` + t.conv +
+		`","status":"` + s + `","data":{"status":"` + s + `"}}` + "\n\n")
+}
