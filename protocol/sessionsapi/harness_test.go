@@ -35,7 +35,7 @@ type fixture struct {
 	home string
 }
 
-func newFixture(t *testing.T, extraConfig string) *fixture {
+func newFixture(t *testing.T, extraConfig string, tune ...func(*Options)) *fixture {
 	t.Helper()
 	llm := llmtest.New()
 	t.Cleanup(llm.Close)
@@ -62,7 +62,11 @@ models = ["m1", "m2"]
 	tracked := &history.Tracked{Store: store, Catalog: catalog}
 	eng := &engine.Engine{Config: cfg, Store: tracked, Locker: &session.Locker{Dir: store.Dir}}
 	hub := live.NewHub(context.Background(), eng)
-	api, err := New(Options{Engine: eng, Hub: hub, Store: tracked, Catalog: catalog, DataDir: home, Heartbeat: time.Hour})
+	opts := Options{Engine: eng, Hub: hub, Store: tracked, Catalog: catalog, DataDir: home, Heartbeat: time.Hour}
+	for _, f := range tune {
+		f(&opts)
+	}
+	api, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

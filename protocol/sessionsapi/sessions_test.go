@@ -1,11 +1,15 @@
 package sessionsapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"mime/multipart"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 )
@@ -289,4 +293,46 @@ func TestCreatePatchForkDelete(t *testing.T) {
 	if code := f.do("GET", "/v1/sessions/"+conv, nil, nil); code != 404 {
 		t.Errorf("deleted session: %d", code)
 	}
+}
+
+// TestAgentBoundSession: a session bound to an uploaded agent runs its
+// turns with the agent's model, instructions, tools and iteration cap.
+func TestAgentBoundSession(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(llmtest.Reply{Text: []string{"reviewed"}})
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, _ := mw.CreateFormFile("bundle", "reviewer.tar.gz")
+	part.Write(configBundle("name: reviewer\nmodel: m2\ninstructions: |\n  You review diffs.\ntools: [list_dir]\nmax_iterations: 2\n"))
+	mw.Close()
+	resp, err := http.Post(f.srv.URL+"/api/agents", mw.FormDataContentType(), &body)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("upload: %v %v", resp, err)
+	}
+	var ag map[string]any
+	json.NewDecoder(resp.Body).Decode(&ag)
+	resp.Body.Close()
+	snap := f.create(map[string]any{"agent_id": ag["id"]})
+	if snap["agent_name"] != "reviewer" || snap["model"] != "fake/m2" {
+		t.Fatalf("snapshot: %v", snap)
+	}
+	s := f.stream(snap["id"].(string))
+	f.do("POST", "/v1/sessions/"+snap["id"].(string)+"/events", userMessage("review"), nil)
+	s.idle(2)
+	raw := string(f.llm.Requests()[0].Raw)
+	if !strings.Contains(raw, `"model":"m2"`) || !strings.Contains(raw, "You review diffs.") ||
+		!strings.Contains(raw, `"name":"list_dir"`) || strings.Contains(raw, `"name":"write_file"`) {
+		t.Errorf("the turn did not follow the agent: %.600s", raw)
+	}
+	done := s.waitName("response.output_item.done", 1)
+	if at(done.Data, "item", "model") != "reviewer" {
+		t.Errorf("model-produced items name the agent: %v", done.Data)
+	}
+}
+
+// TestHeartbeat: an idle stream still hears from the server.
+func TestHeartbeat(t *testing.T) {
+	f := newFixture(t, "", func(o *Options) { o.Heartbeat = 20 * time.Millisecond })
+	s := f.stream(f.create(nil)["id"].(string))
+	s.waitName("response.heartbeat", 2)
 }
