@@ -26,7 +26,7 @@ import (
 // fixture is the sessions API over a real engine, store and hub, with a
 // scripted fake LLM.
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	llm  *llmtest.Server
 	api  *API
 	hub  *live.Hub
@@ -35,7 +35,7 @@ type fixture struct {
 	home string
 }
 
-func newFixture(t *testing.T, extraConfig string, tune ...func(*Options)) *fixture {
+func newFixture(t testing.TB, extraConfig string, tune ...func(*Options)) *fixture {
 	t.Helper()
 	llm := llmtest.New()
 	t.Cleanup(llm.Close)
@@ -130,7 +130,7 @@ type sseEvent struct {
 
 // stream is an open SSE stream.
 type stream struct {
-	t      *testing.T
+	t      testing.TB
 	resp   *http.Response
 	mu     sync.Mutex
 	events []sseEvent
