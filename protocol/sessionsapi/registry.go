@@ -124,6 +124,16 @@ func (r *sessionRegistry) save(id string, s settings) error {
 	return tools.WriteFileAtomic(r.path(id), append(data, '\n'))
 }
 
+// archived reports whether session id was archived; only sessions with
+// settings can be, so most cost one failed stat.
+func (r *sessionRegistry) archived(id string) bool {
+	if _, err := os.Stat(r.path(id)); err != nil {
+		return false
+	}
+	s, err := r.settings(id)
+	return err == nil && s.Archived
+}
+
 func (r *sessionRegistry) remove(id string) {
 	os.Remove(r.path(id))
 }

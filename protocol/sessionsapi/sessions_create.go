@@ -238,24 +238,30 @@ func (a *API) handleListSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	archived := q.Get("include_archived") == "true"
-	var out []SessionResponse
+	// Page first, then build snapshots for the page only: a list of
+	// thousands of sessions reads a few files per session shown.
+	withArchived := q.Get("include_archived") == "true"
+	var ids []string
 	for _, s := range list {
-		snap, err := a.snapshot(s.ID, false)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		if snap.Archived && !archived {
+		if !withArchived && a.sessions.archived(s.ID) {
 			continue
 		}
-		out = append(out, snap)
+		ids = append(ids, s.ID)
 	}
-	page, err := paginate(out, func(s SessionResponse) string { return s.ID }, p)
+	page, err := paginate(ids, convID, p)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	out := List[SessionResponse]{Object: "list", Data: []SessionResponse{}, FirstID: page.FirstID, LastID: page.LastID, HasMore: page.HasMore}
+	for _, id := range page.Data {
+		snap, err := a.snapshot(id, false)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		out.Data = append(out.Data, snap)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // sessionList is every session, oldest first, or those matching query

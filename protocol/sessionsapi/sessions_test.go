@@ -285,6 +285,15 @@ func TestCreatePatchForkDelete(t *testing.T) {
 	if data := list["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != conv {
 		t.Errorf("search: %v", list)
 	}
+	f.do("PATCH", "/v1/sessions/"+fork["id"].(string), map[string]any{"archived": true}, nil)
+	f.do("GET", "/v1/sessions", nil, &list)
+	if data := list["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != conv {
+		t.Errorf("an archived session is listed: %v", list)
+	}
+	f.do("GET", "/v1/sessions?include_archived=true&order=asc", nil, &list)
+	if data := list["data"].([]any); len(data) != 2 || data[1].(map[string]any)["archived"] != true || *strPtr(list["last_id"]) != fork["id"] {
+		t.Errorf("include_archived: %v", list)
+	}
 	var del map[string]any
 	if code := f.do("DELETE", "/v1/sessions/"+conv, nil, &del); code != 200 || del["deleted"] != true {
 		t.Fatalf("delete: %d %v", code, del)
@@ -335,4 +344,9 @@ func TestHeartbeat(t *testing.T) {
 	f := newFixture(t, "", func(o *Options) { o.Heartbeat = 20 * time.Millisecond })
 	s := f.stream(f.create(nil)["id"].(string))
 	s.waitName("response.heartbeat", 2)
+}
+
+func strPtr(v any) *string {
+	s, _ := v.(string)
+	return &s
 }
