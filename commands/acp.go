@@ -22,10 +22,14 @@ editors such as Zed run openheim as their agent. Nothing but protocol goes to
 stdout; logs go to stderr. It exits when stdin closes, after cancelling
 running turns (their sessions keep what was done). See docs/acp.md.
 
+'openheim acp agents' lists the external ACP agents openheim itself can drive
+(prompt --agent, chat --agent).
+
 Examples:
   openheim acp
   # Zed settings.json:
   #   "agent_servers": { "openheim": { "command": "openheim", "args": ["acp"] } }`,
+		Commands: []*cli.Command{newCmdACPAgents(ios, version)},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := noArgs(cmd); err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/urfave/cli/v3"
 )
 
@@ -23,6 +24,7 @@ type ChatOptions struct {
 	JSON      bool
 	KeepGoing bool
 	DenyAsk   bool
+	Agent     string // an external ACP agent runs the turns
 }
 
 func newCmdChat(ios *IOStreams, version string) *cli.Command {
@@ -63,6 +65,7 @@ Examples:
 			&cli.BoolFlag{Name: "json", Usage: "script mode: print NDJSON events (the schema of prompt --json) instead of plain text"},
 			&cli.BoolFlag{Name: "keep-going", Aliases: []string{"k"}, Usage: "script mode: run the rest of the script after a failing turn"},
 			&cli.BoolFlag{Name: "deny-ask", Usage: "script mode: deny tool calls the permission rules say to ask about (by default they run)"},
+			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "let the external ACP agent `NAME` run the turns ('openheim acp agents' lists them)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := noArgs(cmd); err != nil {
@@ -74,7 +77,7 @@ Examples:
 			return chatRun(ctx, &ChatOptions{IO: ios, ConfigPath: cmd.Root().String("config"), Version: version,
 				SessionID: cmd.String("session"), Continue: cmd.Bool("continue"), Model: cmd.String("model"),
 				Skills: skillsFlag(cmd), AllowShell: cmd.Bool("allow-shell"), WorkDir: cmd.String("work-dir"),
-				JSON: cmd.Bool("json"), KeepGoing: cmd.Bool("keep-going"), DenyAsk: cmd.Bool("deny-ask")})
+				JSON: cmd.Bool("json"), KeepGoing: cmd.Bool("keep-going"), DenyAsk: cmd.Bool("deny-ask"), Agent: cmd.String("agent")})
 		},
 	}
 }
@@ -103,9 +106,13 @@ func chatRun(ctx context.Context, opts *ChatOptions) error {
 	if err := c.openInitial(opts); err != nil {
 		return err
 	}
-	// Without a usable model no turn can run: say so now, not after the
-	// first prompt was typed.
-	if _, err := cfg.Resolve(c.provider, c.model); err != nil {
+	// Without a usable model (or agent) no turn can run: say so now, not
+	// after the first prompt was typed.
+	if opts.Agent != "" {
+		if _, err := cfg.ACPAgentNamed(opts.Agent); err != nil {
+			return usageErr(fmt.Errorf("chat: --agent: %w", err), "see 'openheim acp agents'")
+		}
+	} else if _, err := cfg.Resolve(c.provider, c.model); err != nil {
 		return usageErr(fmt.Errorf("chat: %w", err), "")
 	}
 
@@ -115,13 +122,19 @@ func chatRun(ctx context.Context, opts *ChatOptions) error {
 			return err
 		}
 	}
-	servers := startMCP(ctx, cfg, c.ios, opts.Version)
+	var servers *mcp.Manager
+	if opts.Agent == "" { // an external agent gets the servers passed on instead
+		servers = startMCP(ctx, cfg, c.ios, opts.Version)
+	}
 	if servers != nil {
 		defer servers.Close()
 	}
 	c.servers = servers
 	c.eng = withMCP(newEngine(cfg, env), servers)
 	defer withMemory(c.eng, cfg, c.ios)()
+	var closeRunner func()
+	c.runner, closeRunner = turnRunner(c.eng, opts.Agent, opts.Version)
+	defer closeRunner()
 
 	if r != nil {
 		return r.run(ctx)

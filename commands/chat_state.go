@@ -28,6 +28,7 @@ type chat struct {
 	cfg     *config.Config
 	env     *sessionsEnv
 	eng     *engine.Engine
+	runner  engine.Runner // the engine, or an external ACP agent (--agent)
 	servers *mcp.Manager
 	version string
 	style   tui.Style // the zero style (no colour) unless on a terminal
@@ -63,7 +64,7 @@ func (c *chat) turn(ctx context.Context, input []message.Block, sink event.Sink,
 		}
 		sink.Emit(e)
 	})
-	meta, end, err := c.eng.Prompt(ctx, engine.Request{
+	meta, end, err := c.runner.Prompt(ctx, engine.Request{
 		SessionID: c.sessionID, Provider: c.provider, Model: c.model, Input: input,
 		Sink: counting, Asker: asker, ReadOnly: c.readOnly, Skills: c.skills, Started: started,
 	})

@@ -13,11 +13,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
@@ -48,6 +50,7 @@ type PromptOptions struct {
 	DenyAsk       bool
 	Version       string   // reported to MCP servers
 	Skills        []string // nil: the session's (or default_skills)
+	Agent         string   // an external ACP agent runs the turn ([acp_agents] or a preset)
 }
 
 func newCmdPrompt(ios *IOStreams, version string) *cli.Command {
@@ -95,6 +98,7 @@ Examples:
 			&cli.StringFlag{Name: "record", Usage: "write the model replies of this run into a replay cassette at `FILE`"},
 			&cli.StringSliceFlag{Name: "skills", Usage: "activate these skills (`a,b`; skills/<name>.md) for the session; default: the session's, or default_skills for a new one"},
 			&cli.BoolFlag{Name: "deny-ask", Usage: "deny tool calls that the permission rules say to ask about; by default prompt allows them, as there is no one to ask"},
+			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "let the external ACP agent `NAME` run the turn ('openheim acp agents' lists them)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
@@ -119,7 +123,7 @@ Examples:
 				MaxIterations: cmd.Int("max-iterations"), AllowShell: cmd.Bool("allow-shell"),
 				WorkDir: cmd.String("work-dir"), Timeout: cmd.Duration("timeout"), JSON: cmd.Bool("json"),
 				Record: cmd.String("record"), Fork: cmd.Bool("fork"), DenyAsk: cmd.Bool("deny-ask"),
-				Skills: skillsFlag(cmd),
+				Skills: skillsFlag(cmd), Agent: cmd.String("agent"),
 			})
 		},
 	}
@@ -155,12 +159,17 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		defer cancel()
 	}
 
-	servers := startMCP(ctx, cfg, ios, opts.Version)
+	var servers *mcp.Manager
+	if opts.Agent == "" { // an external agent gets the servers passed on instead
+		servers = startMCP(ctx, cfg, ios, opts.Version)
+	}
 	if servers != nil {
 		defer servers.Close()
 	}
 	eng := withMCP(newEngine(cfg, env), servers)
 	defer withMemory(eng, cfg, ios)()
+	runner, closeRunner := turnRunner(eng, opts.Agent, opts.Version)
+	defer closeRunner()
 	// The queue keeps a slow stdout reader from stalling the turn.
 	var enc *ndjson.Encoder
 	var text *textRenderer
@@ -176,7 +185,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if opts.DenyAsk {
 		asker = permission.DenyAsker
 	}
-	meta, end, err := eng.Prompt(ctx, engine.Request{
+	meta, end, err := runner.Prompt(ctx, engine.Request{
 		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
 		Input: input, Sink: queue, Record: opts.Record, Asker: asker, Skills: opts.Skills,
 		Started: func(m session.Meta) {
@@ -203,6 +212,9 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		case errors.As(err, &locked):
 			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
 				Hint: "wait for that turn to finish, or continue a copy with --fork"}
+		case acp.IsAuthRequired(err):
+			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
+				Hint: "log the agent in with its own CLI first (e.g. `claude` or `codex login`), then retry"}
 		}
 		return failure(fmt.Errorf("prompt: %w", err))
 	}
@@ -219,6 +231,17 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 }
 
 var errTimeout = errors.New("--timeout expired")
+
+// turnRunner is what runs the turns: the engine, or with agent set the
+// external ACP agent of that name (started on first use, stopped by the
+// returned func).
+func turnRunner(eng *engine.Engine, agent, version string) (engine.Runner, func()) {
+	if agent == "" {
+		return eng, func() {}
+	}
+	hr := &acp.HostRunner{Engine: eng, Agent: agent, Version: version}
+	return hr, func() { hr.Close() }
+}
 
 // turnConfig loads the config with the flags that commands running turns
 // share applied: --work-dir and --allow-shell.

@@ -49,9 +49,12 @@ type Config struct {
 	TUI           TUI                   `toml:"tui"`
 	Providers     map[string]*Provider  `toml:"providers"`
 	MCPServers    map[string]*MCPServer `toml:"mcp_servers"`
-	Memory        Memory                `toml:"memory"`
-	Serve         Serve                 `toml:"serve"`
-	Permissions   Permissions           `toml:"permissions"`
+	// ACPAgents are external ACP agents openheim can drive
+	// (`prompt --agent NAME`), beside the presets.
+	ACPAgents   map[string]*ACPAgent `toml:"acp_agents"`
+	Memory      Memory               `toml:"memory"`
+	Serve       Serve                `toml:"serve"`
+	Permissions Permissions          `toml:"permissions"`
 	// RecordDir, when set, makes every `openheim prompt` record its model
 	// replies into a replay cassette there (like --record FILE).
 	RecordDir string `toml:"record_dir"`

@@ -169,6 +169,9 @@ func (c *Config) validate(md *toml.MetaData) error {
 		}
 	}
 
+	if err := c.validateACPAgents(); err != nil {
+		return err
+	}
 	if err := c.validateMemory(); err != nil {
 		return err
 	}

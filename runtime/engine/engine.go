@@ -44,6 +44,14 @@ type Engine struct {
 	gate     *permission.Gate
 }
 
+// Runner runs turns: the engine itself, or an external ACP agent
+// (protocol/acp's HostRunner) behind the same request and event stream.
+type Runner interface {
+	Prompt(ctx context.Context, req Request) (session.Meta, event.End, error)
+}
+
+var _ Runner = (*Engine)(nil)
+
 // UsageError is a mistake in what the caller asked for (unknown session,
 // model or provider): the command exits 2 instead of 1.
 type UsageError struct{ Err error }
@@ -193,7 +201,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		req.Started(meta)
 	}
 
-	permit := e.permit(meta.ID, req.Asker)
+	permit := e.Permit(meta.ID, req.Asker)
 	if len(req.Extra) > 0 {
 		// Extra tools run on the caller's side, which asks its own user.
 		own := map[string]bool{}
@@ -267,9 +275,9 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	return meta, end, nil
 }
 
-// permit checks the turn's tool calls against the config's permission rules,
+// Permit checks a turn's tool calls against the config's permission rules,
 // asking asker; "always" answers are kept per session across turns.
-func (e *Engine) permit(sessionID string, asker permission.Asker) func(context.Context, message.Block, string) bool {
+func (e *Engine) Permit(sessionID string, asker permission.Asker) func(context.Context, message.Block, string) bool {
 	e.gateOnce.Do(func() { e.gate = permission.NewGate(permission.Rules(e.Config.Permissions), nil) })
 	g := e.gate.WithAsker(asker)
 	return func(ctx context.Context, call message.Block, kind string) bool {

@@ -23,6 +23,18 @@ type Meta struct {
 	Skills       []string       `json:"skills"`
 	Cwd          *string        `json:"cwd"`
 	ContextUsage *message.Usage `json:"context_usage,omitempty"`
+	// ACP binds a session run by an external ACP agent (prompt --agent):
+	// enough to reattach to the agent's own session.
+	ACP *ACPBinding `json:"acp,omitempty"`
+}
+
+// ACPBinding is the external agent's side of a session. MCP servers are
+// kept by name (their settings, secrets included, stay in the config).
+type ACPBinding struct {
+	Agent      string   `json:"agent"`
+	SessionID  string   `json:"session_id"`
+	Cwd        string   `json:"cwd"`
+	MCPServers []string `json:"mcp_servers"`
 }
 
 // Conversation is a session's meta and messages (seed 000 Conversation).

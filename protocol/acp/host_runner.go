@@ -1,0 +1,326 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/permission"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// HostRunner runs openheim turns on an external ACP agent: the same
+// engine.Request in, the same event stream out, the same session store (a
+// session remembers its agent and the agent's session id, so a later
+// --session reattaches). Commands use it where they would use the engine.
+type HostRunner struct {
+	Engine  *engine.Engine // config, store, locker and permission gate
+	Agent   string         // the [acp_agents] name (or a preset)
+	Version string         // reported as clientInfo.version
+	Log     *slog.Logger
+	// CancelGrace is how long a cancelled turn may take to end before the
+	// agent's process group is killed (default 10 s).
+	CancelGrace time.Duration
+	Hooks       HostHooks
+
+	mu      sync.Mutex
+	host    *Host
+	asks    map[string]func(context.Context, RequestPermissionRequest) RequestPermissionResponse // agent session -> its turn's gate
+	openIDs map[string]bool                                                                      // agent sessions open on this host
+}
+
+var _ interface {
+	Prompt(context.Context, engine.Request) (session.Meta, event.End, error)
+} = (*HostRunner)(nil)
+
+// Host starts the agent on first use.
+func (r *HostRunner) Host(ctx context.Context) (*Host, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.host != nil {
+		return r.host, nil
+	}
+	cfg := r.Engine.Config
+	a, err := cfg.ACPAgentNamed(r.Agent)
+	if err != nil {
+		return nil, &engine.UsageError{Err: err}
+	}
+	log := r.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	h, err := StartHost(ctx, AgentSpec{Name: r.Agent, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd},
+		HostOptions{ClientInfo: Implementation{Name: "openheim", Version: r.Version}, WorkDir: cfg.WorkDir, Log: log,
+			Permission: r.permission, Hooks: r.Hooks})
+	if err != nil {
+		return nil, err
+	}
+	r.host, r.asks, r.openIDs = h, map[string]func(context.Context, RequestPermissionRequest) RequestPermissionResponse{}, map[string]bool{}
+	return h, nil
+}
+
+// Close stops the agent.
+func (r *HostRunner) Close() error {
+	r.mu.Lock()
+	h := r.host
+	r.host = nil
+	r.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	return h.Close()
+}
+
+// permission routes an agent's question to the gate of the turn it
+// belongs to.
+func (r *HostRunner) permission(ctx context.Context, q RequestPermissionRequest) RequestPermissionResponse {
+	r.mu.Lock()
+	ask := r.asks[q.SessionID]
+	r.mu.Unlock()
+	if ask == nil {
+		return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeCancelled}}
+	}
+	return ask(ctx, q)
+}
+
+// mcpServers are the config's MCP servers in ACP's wire shape.
+func mcpServers(cfg *config.Config) ([]json.RawMessage, []string) {
+	var out []json.RawMessage
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
+		s := cfg.MCPServers[name]
+		var v any
+		if s.URL != "" {
+			headers := []map[string]string{}
+			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+				headers = append(headers, map[string]string{"name": k, "value": s.Headers[k]})
+			}
+			v = map[string]any{"type": "http", "name": name, "url": s.URL, "headers": headers}
+		} else {
+			env := []map[string]string{}
+			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+				env = append(env, map[string]string{"name": k, "value": s.Env[k]})
+			}
+			args := s.Args
+			if args == nil {
+				args = []string{}
+			}
+			v = map[string]any{"name": name, "command": s.Command, "args": args, "env": env}
+		}
+		raw, _ := json.Marshal(v)
+		out = append(out, raw)
+		names = append(names, name)
+	}
+	return out, names
+}
+
+// Prompt runs one turn of req on the agent (engine.Engine's contract).
+func (r *HostRunner) Prompt(ctx context.Context, req engine.Request) (session.Meta, event.End, error) {
+	e := r.Engine
+	now := time.Now()
+	var meta session.Meta
+	isNew := req.SessionID == ""
+	if !isNew {
+		m, err := e.Store.LoadMeta(req.SessionID)
+		if err != nil {
+			return session.Meta{}, event.End{}, &engine.UsageError{Err: err}
+		}
+		if m.ACP == nil || m.ACP.Agent != r.Agent {
+			return session.Meta{}, event.End{}, &engine.UsageError{Err: fmt.Errorf("session %s was not run by ACP agent %s", m.ID, r.Agent)}
+		}
+		meta = *m
+	} else {
+		meta = session.NewMeta(now)
+	}
+	h, err := r.Host(ctx)
+	if err != nil {
+		return session.Meta{}, event.End{}, err
+	}
+	if e.Locker != nil {
+		release, err := e.Locker.Acquire(meta.ID)
+		if err != nil {
+			return session.Meta{}, event.End{}, err
+		}
+		defer release()
+	}
+	workDir := req.WorkDir
+	if workDir == "" {
+		workDir = e.Config.WorkDir
+	}
+	servers, names := mcpServers(e.Config)
+	opts := SessionOptions{Cwd: workDir, MCPServers: servers, AppendSystemPrompt: req.Identity}
+	stored := 0
+	if isNew {
+		ext, err := h.NewSession(ctx, opts)
+		if err != nil {
+			return session.Meta{}, event.End{}, err
+		}
+		meta.ACP = &session.ACPBinding{Agent: r.Agent, SessionID: ext, Cwd: workDir, MCPServers: names}
+		meta.Title = session.Str(session.Title(message.Message{Content: req.Input}.JoinText()))
+		meta.Provider, meta.Model, meta.Cwd = session.Str("acp"), session.Str(r.Agent), session.Str(workDir)
+		if err := e.Store.Create(meta); err != nil {
+			return session.Meta{}, event.End{}, err
+		}
+	} else {
+		if n, err := e.Store.Load(meta.ID); err == nil {
+			stored = len(n.Messages)
+		}
+		if !r.isOpen(meta.ACP.SessionID) {
+			opts.Cwd = meta.ACP.Cwd
+			if err := h.Reattach(ctx, meta.ACP.SessionID, opts); err != nil {
+				return session.Meta{}, event.End{}, fmt.Errorf("reattaching to %s session %s: %w", r.Agent, meta.ACP.SessionID, err)
+			}
+		}
+	}
+	r.markOpen(meta.ACP.SessionID)
+	if req.Started != nil {
+		req.Started(meta)
+	}
+	sink := req.Sink
+	if sink == nil {
+		sink = event.Discard
+	}
+	tr := &transcript{sink: sink, store: e.Store, id: meta.ID, next: stored}
+	if err := tr.commit(message.Message{Role: message.RoleUser, Content: req.Input}); err != nil {
+		return session.Meta{}, event.End{}, err
+	}
+	r.setAsk(meta.ACP.SessionID, r.gate(meta.ID, req.Asker))
+	defer r.setAsk(meta.ACP.SessionID, nil)
+
+	end := r.run(ctx, h, meta.ACP.SessionID, req.Input, tr)
+	if err := tr.flush(true); err != nil && end.Err == nil {
+		end.Err = err
+	}
+	meta.UpdatedAt = time.Now().UTC()
+	if cur, err := e.Store.LoadMeta(meta.ID); err == nil && cur.Title != nil {
+		meta.Title = cur.Title
+	}
+	if err := e.Store.SaveMeta(meta); err != nil && end.Err == nil {
+		end.Err = err
+	}
+	return meta, end, nil
+}
+
+// run prompts the agent and forwards its turn; a cancelled turn the agent
+// does not end within the grace period gets its process group killed.
+func (r *HostRunner) run(ctx context.Context, h *Host, ext string, input []message.Block, tr *transcript) event.End {
+	start := time.Now()
+	turn, err := h.Prompt(ctx, ext, PromptBlocks(input))
+	if err != nil {
+		return event.End{StopReason: StopEndTurn, Err: err}
+	}
+	grace := r.CancelGrace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	events := turn.Events
+	var killed bool
+	var deadline <-chan time.Time
+	for events != nil {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			tr.add(ev)
+		case <-ctx.Done():
+			if deadline == nil {
+				deadline = time.After(grace)
+			}
+		case <-deadline:
+			killed = true
+			h.Kill()
+			events = nil
+		}
+	}
+	end := event.End{Iterations: 1, Duration: time.Since(start)}
+	if killed {
+		end.StopReason = StopCancelled
+		r.Close()
+		return end
+	}
+	res := <-turn.Completion
+	end.StopReason = res.Completion.StopReason
+	if u := res.Completion.Usage; u != nil {
+		end.Usage = message.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+		if u.CachedReadTokens != nil {
+			end.Usage.CacheReadTokens = *u.CachedReadTokens
+		}
+		if u.CachedWriteTokens != nil {
+			end.Usage.CacheCreationTokens = *u.CachedWriteTokens
+		}
+	}
+	if res.Err != nil {
+		if ctx.Err() != nil {
+			end.StopReason = StopCancelled
+		} else {
+			end.StopReason, end.Err = StopEndTurn, res.Err
+		}
+	}
+	if end.StopReason == "" {
+		end.StopReason = StopEndTurn
+	}
+	return end
+}
+
+// gate answers the agent's permission requests with openheim's rules
+// (matched against the tool call's kind: read, edit, execute, ...) and the
+// turn's asker, choosing the agent's option of the matching kind.
+func (r *HostRunner) gate(sessionID string, asker permission.Asker) func(context.Context, RequestPermissionRequest) RequestPermissionResponse {
+	permit := r.Engine.Permit(sessionID, asker)
+	return func(ctx context.Context, q RequestPermissionRequest) RequestPermissionResponse {
+		kind := q.ToolCall.Kind
+		if kind == "" {
+			kind = "other"
+		}
+		args := string(q.ToolCall.RawInput)
+		if args == "" {
+			args = "{}"
+		}
+		ok := permit(ctx, message.Block{ID: q.ToolCall.ToolCallID, Name: kind, Arguments: args}, kind)
+		want := []string{PermissionAllowOnce, PermissionAllowAlways}
+		if !ok {
+			want = []string{PermissionRejectOnce, PermissionRejectAlways}
+		}
+		for _, k := range want {
+			for _, o := range q.Options {
+				if o.Kind == k {
+					return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeSelected, OptionID: o.OptionID}}
+				}
+			}
+		}
+		return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeCancelled}}
+	}
+}
+
+func (r *HostRunner) setAsk(ext string, f func(context.Context, RequestPermissionRequest) RequestPermissionResponse) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f == nil {
+		delete(r.asks, ext)
+	} else {
+		r.asks[ext] = f
+	}
+}
+
+func (r *HostRunner) isOpen(ext string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.openIDs[ext]
+}
+
+func (r *HostRunner) markOpen(ext string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.openIDs[ext] = true
+}

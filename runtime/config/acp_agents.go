@@ -1,0 +1,100 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// ACPAgent is an external ACP agent: [acp_agents.<name>]. ExtraArgs come
+// after Args (so a preset's launch sequence can be kept while adding
+// flags).
+type ACPAgent struct {
+	Command   string            `toml:"command"`
+	Args      []string          `toml:"args"`
+	ExtraArgs []string          `toml:"extra_args"`
+	Env       map[string]string `toml:"env"`
+	Cwd       string            `toml:"cwd"`
+	// Preset names the built-in agent this one was taken from ("" for a
+	// configured one).
+	Preset string `toml:"-"`
+}
+
+// ACPPresets are the agents known without configuration: Zed's adapters
+// for Claude Code and Codex (run through npx), and openheim itself.
+func ACPPresets() map[string]ACPAgent {
+	self, err := os.Executable()
+	if err != nil {
+		self = "openheim"
+	}
+	return map[string]ACPAgent{
+		"claude-agent-acp": {Command: "npx", Args: []string{"-y", "@zed-industries/claude-agent-acp"}, Preset: "claude-agent-acp"},
+		"codex-acp":        {Command: "npx", Args: []string{"-y", "@zed-industries/codex-acp"}, Preset: "codex-acp"},
+		"openheim":         {Command: self, Args: []string{"acp"}, Preset: "openheim"},
+	}
+}
+
+// ACPAgentNamed returns agent name: configured, else a preset. A
+// configured agent with a preset's name and no command takes the preset's
+// launch sequence with its own extra_args, env and cwd.
+func (c *Config) ACPAgentNamed(name string) (ACPAgent, error) {
+	presets := ACPPresets()
+	if a, ok := c.ACPAgents[name]; ok && a != nil {
+		out := *a
+		if out.Command == "" {
+			p, ok := presets[name]
+			if !ok {
+				return ACPAgent{}, fmt.Errorf("acp_agents.%s: command is required", name)
+			}
+			out.Command, out.Args, out.Preset = p.Command, p.Args, p.Preset
+		}
+		return out, nil
+	}
+	if p, ok := presets[name]; ok {
+		return p, nil
+	}
+	return ACPAgent{}, fmt.Errorf("no ACP agent %q (agents: %s)", name, strings.Join(c.ACPAgentNames(), ", "))
+}
+
+// ACPAgentNames lists the configured agents and the presets, sorted.
+func (c *Config) ACPAgentNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for name := range c.ACPAgents {
+		seen[name] = true
+		out = append(out, name)
+	}
+	for name := range ACPPresets() {
+		if !seen[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c *Config) validateACPAgents() error {
+	for _, name := range sortedKeys(c.ACPAgents) {
+		a := c.ACPAgents[name]
+		if a == nil {
+			a = &ACPAgent{}
+			c.ACPAgents[name] = a
+		}
+		if a.Command == "" {
+			if _, preset := ACPPresets()[name]; !preset {
+				return keyErr("acp_agents."+name+".command", "is required")
+			}
+		}
+		if a.Cwd != "" {
+			a.Cwd = resolveAgainst(c.Dir(), a.Cwd)
+			if fi, err := os.Stat(a.Cwd); err != nil || !fi.IsDir() {
+				return keyErr("acp_agents."+name+".cwd", "%s is not a directory", a.Cwd)
+			}
+		}
+		if strings.ContainsAny(name, "/ ") {
+			return keyErr("acp_agents."+name, "a name may not contain spaces or '/'")
+		}
+	}
+	return nil
+}
