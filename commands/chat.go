@@ -133,7 +133,7 @@ func chatRun(ctx context.Context, opts *ChatOptions) error {
 	c.eng = withMCP(newEngine(cfg, env), servers)
 	defer withMemory(c.eng, cfg, c.ios)()
 	var closeRunner func()
-	c.runner, closeRunner = turnRunner(c.eng, opts.Agent, opts.Version)
+	c.runner, closeRunner = turnRunner(c.eng, opts.Agent)
 	defer closeRunner()
 
 	if r != nil {

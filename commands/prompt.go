@@ -168,7 +168,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	}
 	eng := withMCP(newEngine(cfg, env), servers)
 	defer withMemory(eng, cfg, ios)()
-	runner, closeRunner := turnRunner(eng, opts.Agent, opts.Version)
+	runner, closeRunner := turnRunner(eng, opts.Agent)
 	defer closeRunner()
 	// The queue keeps a slow stdout reader from stalling the turn.
 	var enc *ndjson.Encoder
@@ -235,12 +235,12 @@ var errTimeout = errors.New("--timeout expired")
 // turnRunner is what runs the turns: the engine, or with agent set the
 // external ACP agent of that name (started on first use, stopped by the
 // returned func).
-func turnRunner(eng *engine.Engine, agent, version string) (engine.Runner, func()) {
+func turnRunner(eng *engine.Engine, agent string) (engine.Runner, func()) {
 	if agent == "" {
 		return eng, func() {}
 	}
-	hr := &acp.HostRunner{Engine: eng, Agent: agent, Version: version}
-	return hr, func() { hr.Close() }
+	r, stop := eng.ExternalAgent(agent)
+	return r, stop
 }
 
 // turnConfig loads the config with the flags that commands running turns

@@ -15,9 +15,14 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
+// buildVersion is the running binary's version (reported to ACP agents it
+// starts).
+var buildVersion = "dev"
+
 // NewRoot builds the openheim CLI.
 func NewRoot(ios *IOStreams, version string) *cli.Command {
 	setupLogging(ios.ErrOut)
+	buildVersion = version
 	root := &cli.Command{
 		Name:    "openheim",
 		Usage:   "a multi-provider LLM agent runtime",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/index/sessions"
+	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
@@ -67,9 +68,15 @@ func openSessions(ios *IOStreams) (*sessionsEnv, error) {
 	return &sessionsEnv{files: files, store: &history.Tracked{Store: files, Catalog: cat}, catalog: cat}, nil
 }
 
-// newEngine runs turns on env's sessions, one at a time per session.
+// newEngine runs turns on env's sessions, one at a time per session; a
+// subagent profile naming an ACP agent runs on it.
 func newEngine(cfg *config.Config, env *sessionsEnv) *engine.Engine {
-	return &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}}
+	e := &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}}
+	e.ExternalAgent = func(name string) (engine.Runner, func()) {
+		hr := &acp.HostRunner{Engine: e, Agent: name, Version: buildVersion}
+		return hr, func() { hr.Close() }
+	}
+	return e
 }
 
 // progress returns a callback drawing a bar on stderr for long work.

@@ -193,7 +193,7 @@ func (r *HostRunner) Prompt(ctx context.Context, req engine.Request) (session.Me
 	if err := tr.commit(message.Message{Role: message.RoleUser, Content: req.Input}); err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	r.setAsk(meta.ACP.SessionID, r.gate(meta.ID, req.Asker))
+	r.setAsk(meta.ACP.SessionID, r.gate(meta.ID, req.Asker, req.Permit))
 	defer r.setAsk(meta.ACP.SessionID, nil)
 
 	end := r.run(ctx, h, meta.ACP.SessionID, req.Input, tr)
@@ -276,8 +276,10 @@ func (r *HostRunner) run(ctx context.Context, h *Host, ext string, input []messa
 // gate answers the agent's permission requests with openheim's rules
 // (matched against the tool call's kind: read, edit, execute, ...) and the
 // turn's asker, choosing the agent's option of the matching kind.
-func (r *HostRunner) gate(sessionID string, asker permission.Asker) func(context.Context, RequestPermissionRequest) RequestPermissionResponse {
-	permit := r.Engine.Permit(sessionID, asker)
+func (r *HostRunner) gate(sessionID string, asker permission.Asker, permit func(context.Context, message.Block, string) bool) func(context.Context, RequestPermissionRequest) RequestPermissionResponse {
+	if permit == nil {
+		permit = r.Engine.Permit(sessionID, asker)
+	}
 	return func(ctx context.Context, q RequestPermissionRequest) RequestPermissionResponse {
 		kind := q.ToolCall.Kind
 		if kind == "" {

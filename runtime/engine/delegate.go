@@ -48,8 +48,21 @@ func (e *Engine) addDelegate(reg *tools.Registry, parent *config.Resolved, paren
 		Sink:          sink,
 		SessionID:     sessionID,
 		CallID:        tools.CallID,
+		External:      e.external,
 	}))
 	return nil
+}
+
+// external runs a delegated task on an external ACP agent, as a session of
+// its own (titled by the task, so it can be looked at later).
+func (e *Engine) external(ctx context.Context, agent, task string, sink event.Sink, permit func(context.Context, message.Block, string) bool) (event.End, error) {
+	if e.ExternalAgent == nil {
+		return event.End{}, errors.New("external ACP agents are not available here")
+	}
+	r, stop := e.ExternalAgent(agent)
+	defer stop()
+	_, end, err := r.Prompt(ctx, Request{Input: []message.Block{message.Text(task)}, Sink: sink, Permit: permit})
+	return end, err
 }
 
 // listDelegate adds delegate_task for listings (the API, initialize): its

@@ -37,6 +37,10 @@ type Engine struct {
 	// Memory backs the memory tools (remember, search_memory, ...); nil
 	// leaves them out.
 	Memory *MemoryOpener
+	// ExternalAgent starts the runner of an external ACP agent by name
+	// (protocol/acp's HostRunner, set by commands); it lets a subagent
+	// profile with acp_agent hand its task over. nil: no external agents.
+	ExternalAgent func(name string) (Runner, func())
 
 	// gate keeps each session's "always" permission answers for as long as
 	// this process runs (or until Forget).
@@ -102,6 +106,9 @@ type Request struct {
 	// Inbox hands over user messages that arrived while the turn ran; the
 	// loop takes them in before each model call after the first.
 	Inbox func() []message.Message
+	// Permit, when set, replaces the config's rules and Asker as the
+	// turn's gate (a subagent on an external agent uses its parent's).
+	Permit func(ctx context.Context, call message.Block, kind string) bool
 }
 
 // Prompt runs one turn and returns the session's meta after it. An error is

@@ -59,6 +59,10 @@ type Options struct {
 	// CallID returns the id of the tool call running under ctx, to prefix
 	// the subagent's call ids with; nil or "" uses a fresh "delegate-…" id.
 	CallID func(ctx context.Context) string
+	// External runs a task on the external ACP agent a profile names
+	// (acp_agent), streaming its events to sink under the parent's gate;
+	// nil refuses such profiles.
+	External func(ctx context.Context, agent, task string, sink event.Sink, permit func(context.Context, message.Block, string) bool) (event.End, error)
 }
 
 // Model is a resolved model and its limits.
@@ -92,6 +96,7 @@ type plan struct {
 	name, who, system, provider, model string   // who: for messages
 	tools                              []string // nil: all the parent's
 	maxIter                            int
+	acpAgent                           string // an external agent runs it
 }
 
 func (t *tool) Run(ctx context.Context, raw json.RawMessage) tools.Result {
@@ -102,6 +107,9 @@ func (t *tool) Run(ctx context.Context, raw json.RawMessage) tools.Result {
 	p, err := t.plan(a)
 	if err != nil {
 		return tools.Errorf("%v", err)
+	}
+	if p.acpAgent != "" {
+		return t.runExternal(ctx, p, a.Task)
 	}
 	reg, err := t.registry(p)
 	if err != nil {
@@ -138,6 +146,22 @@ func (t *tool) Run(ctx context.Context, raw json.RawMessage) tools.Result {
 	return result(p.who, end, fw.answer())
 }
 
+// runExternal hands the task to the profile's external ACP agent; its tool
+// calls show in the parent's stream as a model subagent's do.
+func (t *tool) runExternal(ctx context.Context, p plan, task string) tools.Result {
+	if t.opts.External == nil {
+		return tools.Errorf("%s runs on the ACP agent %q, which this session cannot start", p.who, p.acpAgent)
+	}
+	prefix := t.callPrefix(ctx)
+	fw := &forwarder{tool: t, prefix: prefix, name: p.name}
+	task = strings.TrimSpace(p.system + "\n\n" + task)
+	end, err := t.opts.External(ctx, p.acpAgent, task, fw, t.permit(prefix))
+	if err != nil {
+		return tools.Errorf("%s (ACP agent %s): %v", p.who, p.acpAgent, err)
+	}
+	return result(p.who, end, fw.answer())
+}
+
 // plan checks the arguments against the profiles and the parent's cap.
 func (t *tool) plan(a args) (plan, error) {
 	if strings.TrimSpace(a.Task) == "" {
@@ -163,7 +187,8 @@ func (t *tool) plan(a args) (plan, error) {
 		if len(a.Tools) > 0 || a.Model != "" || a.Provider != "" {
 			return plan{}, fmt.Errorf("tools, model and provider are for inline subagents only: agent %q runs with its profile's", agentName)
 		}
-		p = plan{name: agentName, who: "subagent " + agentName, system: prof.System, provider: prof.Provider, model: prof.Model, tools: prof.Tools, maxIter: prof.MaxIterations}
+		p = plan{name: agentName, who: "subagent " + agentName, system: prof.System, provider: prof.Provider, model: prof.Model,
+			tools: prof.Tools, maxIter: prof.MaxIterations, acpAgent: prof.ACPAgent}
 	} else {
 		p = plan{name: inlineName, who: "the inline subagent", system: a.SystemPrompt, provider: a.Provider, model: a.Model, tools: a.Tools}
 	}

@@ -37,6 +37,9 @@ type Profile struct {
 	Tools                              []string
 	MaxIterations                      int
 	System                             string
+	// ACPAgent hands the task to an external ACP agent ([acp_agents] or a
+	// preset) instead of a model: Claude Code, Codex, another openheim.
+	ACPAgent string
 }
 
 var (
@@ -193,6 +196,8 @@ func setField(p *Profile, key, val string) error {
 		p.Model = s
 	case "provider":
 		p.Provider = s
+	case "acp_agent":
+		p.ACPAgent = s
 	case "max_iterations":
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
@@ -200,7 +205,7 @@ func setField(p *Profile, key, val string) error {
 		}
 		p.MaxIterations = n
 	default:
-		return errors.New("unknown key (known: description, model, provider, tools, max_iterations)")
+		return errors.New("unknown key (known: description, model, provider, tools, max_iterations, acp_agent)")
 	}
 	return nil
 }
@@ -264,7 +269,8 @@ func parseTOML(p *Profile, front string) error {
 	var m struct {
 		Description, Model, Provider string
 		Tools                        []string
-		MaxIterations                *int `toml:"max_iterations"`
+		MaxIterations                *int   `toml:"max_iterations"`
+		ACPAgent                     string `toml:"acp_agent"`
 	}
 	md, err := toml.Decode(front, &m)
 	if err != nil {
@@ -275,12 +281,12 @@ func parseTOML(p *Profile, front string) error {
 		return errAt(1, "%v", err)
 	}
 	if extra := md.Undecoded(); len(extra) > 0 {
-		return errAt(1, "unknown key %s in the front matter (known: description, model, provider, tools, max_iterations)", extra[0])
+		return errAt(1, "unknown key %s in the front matter (known: description, model, provider, tools, max_iterations, acp_agent)", extra[0])
 	}
 	if m.MaxIterations != nil && *m.MaxIterations < 1 {
 		return errAt(1, "max_iterations: want a positive integer, got %d", *m.MaxIterations)
 	}
-	p.Description, p.Model, p.Provider, p.Tools = m.Description, m.Model, m.Provider, m.Tools
+	p.Description, p.Model, p.Provider, p.Tools, p.ACPAgent = m.Description, m.Model, m.Provider, m.Tools, m.ACPAgent
 	if m.MaxIterations != nil {
 		p.MaxIterations = *m.MaxIterations
 	}
