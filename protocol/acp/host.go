@@ -241,6 +241,12 @@ func (h *Host) initialize(ctx context.Context) error {
 	}{ProtocolVersion, ClientCapabilities{FS: FileSystemCapability{ReadTextFile: true, WriteTextFile: true}, Terminal: true}, h.opts.ClientInfo}
 	var resp HostInfo
 	if err := h.call(ctx, MethodInitialize, req, &resp); err != nil {
+		if errors.Is(err, jsonrpc.ErrClosed) && h.cmd != nil {
+			select { // the pipe may close just before the exit is seen
+			case <-h.exited:
+			case <-time.After(time.Second):
+			}
+		}
 		select {
 		case <-h.exited:
 			time.Sleep(50 * time.Millisecond) // let its last stderr lines in

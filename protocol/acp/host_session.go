@@ -66,6 +66,7 @@ type hostSession struct {
 	tools       []ToolCallEntry // oldest first
 	permissions []PermissionEntry
 	turn        *hostTurn // the running prompt, nil between turns
+	split       bool      // a tool call came: the next text is a new entry
 }
 
 func (h *Host) session(id string) *hostSession {
@@ -319,16 +320,18 @@ func (s *hostSession) remember(u SessionUpdate, ev event.Event, ok bool) {
 		if ev.Content != nil {
 			text = ev.Content.Text
 		}
-		if n := len(s.thread); n > 0 && s.thread[n-1].Kind == kind {
+		if n := len(s.thread); n > 0 && s.thread[n-1].Kind == kind && !s.split {
 			s.thread[n-1].Text += text
 			s.thread[n-1].UpdatedAt = now
 		} else {
 			s.thread = append(s.thread, ThreadEntry{Kind: kind, Text: text, UpdatedAt: now})
 		}
+		s.split = false
 		if max := limitOr(limits.MaxThreadEntries, DefaultMaxThreadEntries); len(s.thread) > max {
 			s.thread = append(s.thread[:0], s.thread[len(s.thread)-max:]...)
 		}
 	case ev.Tool != nil:
+		s.split = true
 		s.rememberTool(ev.Tool, now, limitOr(limits.MaxToolCallEntries, DefaultMaxToolCallEntries))
 	}
 }
