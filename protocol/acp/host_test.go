@@ -141,7 +141,10 @@ func TestHostCapabilityChecks(t *testing.T) {
 		"close":  func() error { return h.CloseSession(context.Background(), "x") },
 		"delete": func() error { return h.DeleteSession(context.Background(), "x") },
 		"load":   func() error { return h.Reattach(context.Background(), "x", SessionOptions{}) },
-		"dirs":   func() error { _, err := h.NewSession(context.Background(), SessionOptions{AdditionalDirectories: []string{"/a"}}); return err },
+		"dirs": func() error {
+			_, err := h.NewSession(context.Background(), SessionOptions{AdditionalDirectories: []string{"/a"}})
+			return err
+		},
 	} {
 		if err := call(); err == nil || !strings.Contains(err.Error(), "does not support") {
 			t.Errorf("%s: %v", name, err)
