@@ -51,6 +51,9 @@ type HostOptions struct {
 	// Transport, when set, replaces starting Command (tests: an in-process
 	// agent over pipes).
 	Transport *Transport
+	// Environ, when set, replaces the environment the agent inherits
+	// (tests run real agents without the user's credentials).
+	Environ []string
 }
 
 // Transport is an already running agent's stdio.
@@ -189,6 +192,9 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 		cmd.Dir = h.opts.WorkDir
 	}
 	cmd.Env = os.Environ()
+	if h.opts.Environ != nil {
+		cmd.Env = append([]string{}, h.opts.Environ...)
+	}
 	for k, v := range h.spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
