@@ -31,6 +31,9 @@ type Server struct {
 	MCP func() []MCPStatus
 	// Skills lists the available skill names; nil means none.
 	Skills func() []string
+	// Cancel stops a session's running turn and returns a channel closed
+	// once it ended (the server's hub); nil: no turns run here.
+	Cancel func(id string) <-chan struct{}
 }
 
 // MCPStatus is seed 000's McpServerStatus, as runtime/mcp reports it.
@@ -47,8 +50,9 @@ const (
 	errInternal         = "internal error"
 )
 
-// Handler returns the /api/* routes. Only GET (and so HEAD) is served;
-// other methods get 405 with an Allow header, unknown paths 404, both with
+// Handler returns the /api/* routes: GET (and so HEAD), plus PATCH and
+// DELETE of a session (openheim's additions for its web client); other
+// methods get 405 with an Allow header, unknown paths 404, both with
 // JSON bodies.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -59,6 +63,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/mcp-servers", s.mcpServers)
 	mux.HandleFunc("GET /api/sessions", s.listSessions)
 	mux.HandleFunc("GET /api/sessions/{id}", s.getSession)
+	mux.HandleFunc("PATCH /api/sessions/{id}", s.renameSession)
+	mux.HandleFunc("DELETE /api/sessions/{id}", s.deleteSession)
 	return jsonErrors{mux}
 }
 

@@ -194,7 +194,7 @@ func TestErrorsAreJSON(t *testing.T) {
 	for _, c := range []struct{ method, path string }{
 		{http.MethodPost, "/api/config"},
 		{http.MethodPut, "/api/sessions"},
-		{http.MethodDelete, "/api/sessions/550e8400-e29b-41d4-a716-446655440000"},
+		{http.MethodPost, "/api/sessions/550e8400-e29b-41d4-a716-446655440000"},
 		{http.MethodPatch, "/api/tools"},
 	} {
 		r := f.do(t, c.method, c.path)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/openheim/openheim/index/sessions"
 	"github.com/openheim/openheim/runtime/message"
@@ -27,6 +28,10 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		limit = n
+	}
+	if text := strings.TrimSpace(q.Get("q")); text != "" {
+		s.searchSessions(w, r, text, limit)
+		return
 	}
 	cwd := q.Get("cwd")
 	if cwd != "" && !filepath.IsAbs(cwd) {

@@ -1,0 +1,104 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// openheim's additions to seed 000's read-only session routes, for the
+// built-in web client: full-text search (?q=), rename and delete.
+
+// maxSearch caps a search's sessions.
+const maxSearch = 50
+
+// searchSessions answers GET /api/sessions?q=TEXT: the sessions whose
+// title or messages match, best first, through the sessions index.
+func (s *Server) searchSessions(w http.ResponseWriter, r *http.Request, q string, limit int) {
+	if s.Catalog == nil {
+		writeError(w, http.StatusServiceUnavailable, "search is not available")
+		return
+	}
+	if limit <= 0 || limit > maxSearch {
+		limit = maxSearch
+	}
+	hits, err := s.Catalog.Search(q, limit)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid query: "+err.Error())
+		return
+	}
+	out := []session.Meta{}
+	for _, h := range hits {
+		if m, err := s.Engine.Store.LoadMeta(h.Session.ID); err == nil {
+			out = append(out, normalize(*m))
+		}
+	}
+	writeJSON(w, r, http.StatusOK, out)
+}
+
+// renameSession serves PATCH /api/sessions/{id} {"title": "..."}: the
+// session's meta after the change.
+func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if session.ValidateID(id) != nil {
+		writeError(w, http.StatusBadRequest, errInvalidSessionID)
+		return
+	}
+	var body struct {
+		Title *string `json:"title"`
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.Title == nil || strings.TrimSpace(*body.Title) == "" {
+		writeError(w, http.StatusBadRequest, `the body must be {"title": "a new title"}`)
+		return
+	}
+	m, err := s.Engine.Store.LoadMeta(id)
+	if errors.Is(err, session.ErrNotFound) {
+		writeError(w, http.StatusNotFound, errSessionNotFound)
+		return
+	}
+	if err != nil {
+		internalError(w, r, "renaming a session", err)
+		return
+	}
+	m.Title = session.Str(session.Title(*body.Title))
+	m.UpdatedAt = time.Now().UTC()
+	if err := s.Engine.Store.SaveMeta(*m); err != nil {
+		internalError(w, r, "renaming a session", err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, normalize(*m))
+}
+
+// deleteSession serves DELETE /api/sessions/{id}: its running turn is
+// cancelled, then it moves to the trash (history/trash, as `openheim
+// sessions rm` does: recoverable).
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if session.ValidateID(id) != nil {
+		writeError(w, http.StatusBadRequest, errInvalidSessionID)
+		return
+	}
+	if _, err := s.Engine.Store.LoadMeta(id); errors.Is(err, session.ErrNotFound) {
+		writeError(w, http.StatusNotFound, errSessionNotFound)
+		return
+	}
+	if s.Cancel != nil {
+		<-s.Cancel(id)
+	}
+	if s.Catalog == nil {
+		writeError(w, http.StatusServiceUnavailable, "deleting is not available")
+		return
+	}
+	if err := s.Catalog.Store.Trash(id); err != nil {
+		internalError(w, r, "deleting a session", err)
+		return
+	}
+	s.Catalog.MarkDirty(id)
+	writeJSON(w, r, http.StatusOK, map[string]any{"id": id, "deleted": true})
+}
