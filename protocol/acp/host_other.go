@@ -21,21 +21,27 @@ type hostFS struct{}
 
 func newHostFS(string) (*hostFS, error) { return &hostFS{}, nil }
 
-func (*hostFS) readTextFile(context.Context, json.RawMessage) (any, error)  { return nil, errNoAuthority }
-func (*hostFS) writeTextFile(context.Context, json.RawMessage) (any, error) { return nil, errNoAuthority }
+func (*hostFS) readTextFile(context.Context, json.RawMessage) (any, error) {
+	return nil, errNoAuthority
+}
+func (*hostFS) writeTextFile(context.Context, json.RawMessage) (any, error) {
+	return nil, errNoAuthority
+}
 
 type terminals struct{}
 
 func newTerminals(string, *slog.Logger) *terminals { return &terminals{} }
 
-func (*terminals) create(context.Context, json.RawMessage) (any, error)      { return nil, errNoAuthority }
-func (*terminals) output(context.Context, json.RawMessage) (any, error)      { return nil, errNoAuthority }
-func (*terminals) waitForExit(context.Context, json.RawMessage) (any, error) { return nil, errNoAuthority }
-func (*terminals) kill(context.Context, json.RawMessage) (any, error)        { return nil, errNoAuthority }
-func (*terminals) release(context.Context, json.RawMessage) (any, error)     { return nil, errNoAuthority }
-func (*terminals) releaseSession(string)                                     {}
-func (*terminals) closeAll()                                                 {}
-func (*terminals) count() int                                                { return 0 }
+func (*terminals) create(context.Context, json.RawMessage) (any, error) { return nil, errNoAuthority }
+func (*terminals) output(context.Context, json.RawMessage) (any, error) { return nil, errNoAuthority }
+func (*terminals) waitForExit(context.Context, json.RawMessage) (any, error) {
+	return nil, errNoAuthority
+}
+func (*terminals) kill(context.Context, json.RawMessage) (any, error)    { return nil, errNoAuthority }
+func (*terminals) release(context.Context, json.RawMessage) (any, error) { return nil, errNoAuthority }
+func (*terminals) releaseSession(string)                                 {}
+func (*terminals) closeAll()                                             {}
+func (*terminals) count() int                                            { return 0 }
 
 func hostSetpgid(*exec.Cmd) {}
 
