@@ -24,6 +24,9 @@ type guard struct {
 	token          string
 	loopbackOnly   bool     // no token on a loopback bind: only loopback Host names
 	allowedOrigins []string // exact origins, or "*"
+	// public requests need no token (the web client's own files, so the
+	// page can load and ask for it); the Host and Origin checks still hold.
+	public func(*http.Request) bool
 }
 
 func (g guard) wrap(next http.Handler) http.Handler {
@@ -51,7 +54,7 @@ func (g guard) wrap(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if g.token != "" {
+		if g.token != "" && (g.public == nil || !g.public(r)) {
 			if why := g.refuse(r); why != "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="openheim"`)
 				jsonError(w, http.StatusUnauthorized, why)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/rest"
+	"github.com/openheim/openheim/protocol/server/web"
 	"github.com/openheim/openheim/protocol/sessionsapi"
 	"github.com/openheim/openheim/protocol/ws"
 	"github.com/openheim/openheim/runtime/engine"
@@ -81,6 +82,7 @@ func New(opts Options) (*Server, error) {
 		}
 		return names
 	}}
+	api.Cancel = hub.Cancel
 	if m, ok := opts.Engine.MCP.(interface{ Status() []mcp.Status }); ok {
 		api.MCP = m.Status
 	}
@@ -100,12 +102,12 @@ func New(opts Options) (*Server, error) {
 	})))
 	mux.HandleFunc("GET /ws", wss.Envelope)
 	mux.HandleFunc("GET /acp", wss.Bare)
-	mux.Handle("/", limited(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		jsonError(w, http.StatusNotFound, "not found")
-	})))
+	// The built-in web client; anything else unknown is a JSON 404.
+	mux.Handle("/", limited(web.Handler()))
 
 	return &Server{hub: hub, ws: wss, sessions: sessions, log: log, http: &http.Server{
-		Handler:           Guard(mux, opts.Token, opts.Loopback, cfg.Serve.AllowedOrigins),
+		Handler: guard{token: opts.Token, loopbackOnly: opts.Loopback && opts.Token == "",
+			allowedOrigins: cfg.Serve.AllowedOrigins, public: web.IsAsset}.wrap(mux),
 		ReadHeaderTimeout: headerTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,

@@ -1,0 +1,68 @@
+// session/request_permission: the agent asks before a tool runs. One
+// request is shown at a time in dialog#permission; Escape rejects once.
+
+import { $, h, pretty } from './util.js';
+
+export class Permissions {
+  constructor() {
+    this.dlg = $('#permission');
+    this.queue = [];
+    this.current = null;
+    this.dlg.addEventListener('cancel', (e) => {
+      e.preventDefault();
+      this.answer(this.optionOfKind('reject_once'));
+    });
+  }
+
+  /** Resolves with the JSON-RPC result for the request's params. */
+  ask(params) {
+    return new Promise((resolve) => {
+      this.queue.push({ params: params || {}, resolve });
+      if (!this.current) this.next();
+    });
+  }
+
+  next() {
+    this.current = this.queue.shift() || null;
+    if (!this.current) {
+      if (this.dlg.open) this.dlg.close();
+      return;
+    }
+    const { toolCall = {}, options = [] } = this.current.params;
+    $('#permission-tool').textContent = toolCall.title || 'a tool';
+    $('#permission-kind').textContent = toolCall.kind || '';
+    $('#permission-kind').hidden = !toolCall.kind;
+    const input = pretty(toolCall.rawInput);
+    $('#permission-input').textContent = input;
+    $('#permission-input').hidden = !input;
+    const buttons = options.map((o) => h('button', {
+      type: 'button', class: o.kind && o.kind.startsWith('allow') ? 'primary' : '',
+      dataset: { optionKind: o.kind || '', optionId: o.optionId },
+      onclick: () => this.answer(o),
+    }, o.name || o.kind || o.optionId));
+    $('#permission-options').replaceChildren(...buttons);
+    if (!this.dlg.open) this.dlg.showModal();
+    buttons[0]?.focus();
+  }
+
+  optionOfKind(kind) {
+    return (this.current?.params.options || []).find((o) => o.kind === kind) || null;
+  }
+
+  answer(option) {
+    if (!this.current) return;
+    this.current.resolve(option
+      ? { outcome: { outcome: 'selected', optionId: option.optionId } }
+      : { outcome: { outcome: 'cancelled' } });
+    this.next();
+  }
+
+  /** The connection dropped: the server has refused these requests already. */
+  dropAll() {
+    for (const q of this.queue) q.resolve({ outcome: { outcome: 'cancelled' } });
+    this.queue = [];
+    if (this.current) this.current.resolve({ outcome: { outcome: 'cancelled' } });
+    this.current = null;
+    if (this.dlg.open) this.dlg.close();
+  }
+}
