@@ -250,12 +250,17 @@ func (a *API) handlePatchSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	a.writeSnapshot(w, http.StatusOK, id)
+}
+
+// writeSnapshot answers with session id's snapshot, items included.
+func (a *API) writeSnapshot(w http.ResponseWriter, status int, id string) {
 	snap, err := a.snapshot(id, true)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, snap)
+	writeJSON(w, status, snap)
 }
 
 // setTitle renames session id.

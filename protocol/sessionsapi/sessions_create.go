@@ -59,12 +59,7 @@ func (a *API) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	snap, err := a.snapshot(id, true)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, snap)
+	a.writeSnapshot(w, http.StatusCreated, id)
 }
 
 // createFromBundle is seed 003's multipart create: a metadata part (JSON)
@@ -348,12 +343,7 @@ func (a *API) handleFork(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	snap, err := a.snapshot(forked.ID, true)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, snap)
+	a.writeSnapshot(w, http.StatusCreated, forked.ID)
 }
 
 // inputMessage turns a client's message item into a stored message;

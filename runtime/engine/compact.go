@@ -38,20 +38,9 @@ func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
 	if err != nil {
 		return event.End{}, err
 	}
-	providerName, model := req.Provider, req.Model
-	if providerName == "" && meta.Provider != nil {
-		providerName = *meta.Provider
-		if model == "" && meta.Model != nil {
-			model = *meta.Model
-		}
-	}
-	resolved, err := e.Config.Resolve(providerName, model)
+	resolved, provider, err := e.providerFor(req, meta)
 	if err != nil {
-		return event.End{}, &UsageError{err}
-	}
-	provider, err := NewProvider(resolved)
-	if err != nil {
-		return event.End{}, &UsageError{err}
+		return event.End{}, err
 	}
 	if e.Locker != nil {
 		release, err := e.Locker.Acquire(meta.ID)

@@ -119,20 +119,9 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	providerName, model := req.Provider, req.Model
-	if providerName == "" && meta.Provider != nil {
-		providerName = *meta.Provider
-		if model == "" && meta.Model != nil {
-			model = *meta.Model
-		}
-	}
-	resolved, err := e.Config.Resolve(providerName, model)
+	resolved, provider, err := e.providerFor(req, meta)
 	if err != nil {
-		return session.Meta{}, event.End{}, &UsageError{err}
-	}
-	provider, err := NewProvider(resolved)
-	if err != nil {
-		return session.Meta{}, event.End{}, &UsageError{err}
+		return session.Meta{}, event.End{}, err
 	}
 	record := req.Record
 	workDir := req.WorkDir
@@ -304,6 +293,27 @@ func (e *Engine) Permit(sessionID string, asker permission.Asker) func(context.C
 func (e *Engine) Forget(sessionID string) {
 	e.gateOnce.Do(func() { e.gate = permission.NewGate(permission.Rules(e.Config.Permissions), nil) })
 	e.gate.Forget(sessionID)
+}
+
+// providerFor resolves the turn's provider and model: the request's, else
+// the session's, else the config's defaults.
+func (e *Engine) providerFor(req Request, meta session.Meta) (*config.Resolved, llm.Provider, error) {
+	providerName, model := req.Provider, req.Model
+	if providerName == "" && meta.Provider != nil {
+		providerName = *meta.Provider
+		if model == "" && meta.Model != nil {
+			model = *meta.Model
+		}
+	}
+	resolved, err := e.Config.Resolve(providerName, model)
+	if err != nil {
+		return nil, nil, &UsageError{err}
+	}
+	provider, err := NewProvider(resolved)
+	if err != nil {
+		return nil, nil, &UsageError{err}
+	}
+	return resolved, provider, nil
 }
 
 // open reads the meta of the session to continue, if any.
