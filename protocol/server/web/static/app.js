@@ -30,6 +30,8 @@ const conn = new Connection(wsURL, {
     if (s !== 'connected') {
       perms.dropAll();
       composer.update();
+    } else if ($('#toast').dataset.kind === 'info') {
+      $('#toast').hidden = true; // "shutting down" is old news
     }
   },
   onOpen: () => onOpen(),
@@ -54,7 +56,7 @@ const conv = new Conversation(conn, {
   onState: () => composer.update(),
   onSession: (res) => composer.applySession(res),
   onMode: (id) => composer.showMode(id),
-  onTurnEnd: () => sessions.refresh(),
+  onTurnEnd: (id) => { perms.dropSession(id); sessions.refresh(); },
   onInfo: () => refreshSoon(),
 });
 const composer = new Composer(conn, conv);

@@ -57,6 +57,17 @@ export class Permissions {
     this.next();
   }
 
+  /** The turn of sessionId ended: its questions are moot (the server counts them as rejected). */
+  dropSession(sessionId) {
+    const moot = (q) => q.params.sessionId === sessionId;
+    for (const q of this.queue.filter(moot)) q.resolve({ outcome: { outcome: 'cancelled' } });
+    this.queue = this.queue.filter((q) => !moot(q));
+    if (this.current && moot(this.current)) {
+      this.current.resolve({ outcome: { outcome: 'cancelled' } });
+      this.next();
+    }
+  }
+
   /** The connection dropped: the server has refused these requests already. */
   dropAll() {
     for (const q of this.queue) q.resolve({ outcome: { outcome: 'cancelled' } });

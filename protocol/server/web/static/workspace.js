@@ -201,6 +201,8 @@ export class Workspace {
     const li = this.nodes.get(dir);
     if (li && li.getAttribute('aria-expanded') !== 'true') await this.toggle(li, true);
     else await this.list(dir);
+    const made = this.nodes.get(path);
+    if (made) this.select(made);
     if (!folder) this.openFile(path);
   }
 
@@ -215,7 +217,7 @@ export class Workspace {
       toast(err.message);
       return;
     }
-    if (this.file && this.file.path === from) { this.file.path = to; $('#editor-path').textContent = to; }
+    if (this.file && this.file.path === from) { this.file.path = to; this.showPath(to); }
     this.relist(parentOf(from));
   }
 
@@ -243,7 +245,7 @@ export class Workspace {
       return;
     }
     $('#editor-pane').hidden = false;
-    $('#editor-path').textContent = path;
+    this.showPath(path);
     this.editor.value = res.content ?? '';
     if (!reload || !this.file) {
       this.file = { path, dirty: false };
@@ -287,4 +289,12 @@ export class Workspace {
   }
 
   status(text) { $('#editor-status').textContent = text; }
+
+  /** Shows the open file's path relative to the work dir (the full one on hover). */
+  showPath(path) {
+    const el = $('#editor-path');
+    const root = this.root.replace(/[\\/]$/, '');
+    el.textContent = root && path.startsWith(root) && path.length > root.length ? path.slice(root.length + 1) : path;
+    el.title = path;
+  }
 }
