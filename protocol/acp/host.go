@@ -1,7 +1,7 @@
 package acp
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -207,10 +207,10 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, nil, err
-	}
+	// exec copies stderr itself, so Wait returns only once every line is
+	// in (and WaitDelay bounds that when a grandchild keeps the pipe).
+	cmd.Stderr = &stderrLines{h: h}
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		h.hook(ProcessEvent{Type: "spawn", Command: h.spec.Command, Err: err})
 		return nil, nil, fmt.Errorf("acp agent %s: starting %s: %w", h.spec.Name, h.spec.Command, err)
@@ -218,24 +218,41 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	h.cmd = cmd
 	h.hook(ProcessEvent{Type: "spawn", Command: h.spec.Command})
 	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			h.log.Debug("acp agent stderr", "line", sc.Text())
-			h.mu.Lock()
-			h.tail = append(h.tail, sc.Text())
-			if len(h.tail) > stderrTail {
-				h.tail = h.tail[1:]
-			}
-			h.mu.Unlock()
-		}
-	}()
-	go func() {
 		err := cmd.Wait()
 		h.log.Debug("acp agent exited", "err", err)
 		close(h.exited)
 	}()
 	return stdin, stdout, nil
+}
+
+// stderrLines logs the agent's stderr line by line and keeps the last few
+// for error messages.
+type stderrLines struct {
+	h       *Host
+	partial []byte
+}
+
+func (w *stderrLines) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(bytes.TrimRight(w.partial[:i], "\r"))
+		w.partial = w.partial[i+1:]
+		w.h.log.Debug("acp agent stderr", "line", line)
+		w.h.mu.Lock()
+		w.h.tail = append(w.h.tail, line)
+		if len(w.h.tail) > stderrTail {
+			w.h.tail = w.h.tail[1:]
+		}
+		w.h.mu.Unlock()
+	}
+	if len(w.partial) > 64<<10 { // a line that never ends
+		w.partial = w.partial[:0]
+	}
+	return len(p), nil
 }
 
 // initialize performs the handshake.
@@ -255,7 +272,6 @@ func (h *Host) initialize(ctx context.Context) error {
 		}
 		select {
 		case <-h.exited:
-			time.Sleep(50 * time.Millisecond) // let its last stderr lines in
 			h.mu.Lock()
 			tail := strings.Join(h.tail, " | ")
 			h.mu.Unlock()
