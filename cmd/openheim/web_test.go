@@ -106,6 +106,10 @@ command = %q
 	t.Logf("e2e.mjs passed in %s:\n%s", elapsed, out.String())
 	t.Logf("LLM requests: %s", rt.summary())
 
+	// A screenshot of each of the steps.
+	if pngs, _ := filepath.Glob(filepath.Join(shots, "[0-9][0-9]-*.png")); len(pngs) < 7 {
+		t.Errorf("%d step screenshots in %s, want one per step: %v", len(pngs), shots, pngs)
+	}
 	// What the browser did reached the model and the disk.
 	if data, err := os.ReadFile(filepath.Join(work, webWriteFile)); err != nil || string(data) != webWriteContent {
 		t.Errorf("%s after the allowed write: %q %v", webWriteFile, data, err)

@@ -87,20 +87,23 @@ const expect = (ok, msg) => {
 };
 
 let stepNo = 0;
+let reported = 0; // problems already charged to a step
 const results = [];
 async function step(name, fn) {
   stepNo++;
   const id = `${String(stepNo).padStart(2, "0")}-${name}`;
   const t0 = Date.now();
-  const before = problems.length;
+  const before = reported; // also what came in since the last step
   try {
     await fn(id);
     await page.waitForTimeout(100); // late console errors of this step
-    expect(problems.length === before, `the page reported:\n  ${problems.slice(before).join("\n  ")}`);
+    reported = problems.length;
+    expect(reported === before, `the page reported:\n  ${problems.slice(before).join("\n  ")}`);
     await shot(id);
     results.push({ step: id, ok: true, ms: Date.now() - t0 });
     log(`ok   ${id} (${Date.now() - t0} ms)`);
   } catch (e) {
+    reported = problems.length;
     await shot(`${id}-FAILED`).catch(() => {});
     const extra = problems.slice(before);
     console.error(`FAIL ${id} after ${Date.now() - t0} ms: ${e instanceof StepError ? e.message : e.stack || e}`);
@@ -486,6 +489,11 @@ await step("delete", async () => {
   expect(!list.some((m) => m.id === id), `GET /api/sessions still lists the deleted session ${id}`);
 });
 
+await page.waitForTimeout(200);
+if (problems.length > reported) {
+  results.push({ step: "after the last step", ok: false, ms: 0 });
+  console.error(`FAIL after the last step: the page reported:\n  ${problems.slice(reported).join("\n  ")}`);
+}
 await browser.close();
 console.log(JSON.stringify({ results, dialogs }));
 const failed = results.filter((r) => !r.ok);
