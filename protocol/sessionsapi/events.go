@@ -36,6 +36,8 @@ func (a *API) handlePostEvent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	// An event on an idle session leaves nothing to track.
+	defer func() { go a.sessions.release(id, t) }()
 	switch ev.Type {
 	case "message":
 		var it inputItem
@@ -48,7 +50,11 @@ func (a *API) handlePostEvent(w http.ResponseWriter, r *http.Request) {
 			writeError(w, badRequest("message: %v", err))
 			return
 		}
-		qid, err := t.post(m.Content)
+		var qid string
+		err = a.sessions.withTracker(id, func(tr *tracker) (err error) {
+			qid, err = tr.post(m.Content)
+			return err
+		})
 		if err != nil {
 			writeError(w, err)
 			return

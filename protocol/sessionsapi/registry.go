@@ -62,6 +62,46 @@ func (r *sessionRegistry) tracker(id string) (*tracker, error) {
 	return t, nil
 }
 
+// release drops session id's tracker t when nothing needs it any more, so
+// a long-running server keeps trackers only for sessions in use; the next
+// caller starts a fresh one (there is no replay to lose).
+func (r *sessionRegistry) release(id string, t *tracker) {
+	r.mu.Lock()
+	if r.trackers[id] != t {
+		r.mu.Unlock()
+		return
+	}
+	t.mu.Lock()
+	idle := !t.closed && t.idleLocked()
+	if idle {
+		t.retired = true
+		delete(r.trackers, id)
+	}
+	t.mu.Unlock()
+	r.mu.Unlock()
+	if idle {
+		r.api.opts.Hub.Unsubscribe(id, t)
+	}
+}
+
+// withTracker runs f on session id's tracker, again on a fresh one if the
+// first was retired in between.
+func (r *sessionRegistry) withTracker(id string, f func(*tracker) error) error {
+	for range 2 {
+		t, err := r.tracker(id)
+		if err != nil {
+			return err
+		}
+		if err := f(t); err != errRetired {
+			return err
+		}
+	}
+	return errRetired
+}
+
+// errRetired says a tracker was dropped while being used.
+var errRetired = errors.New("session tracker retired; retry")
+
 // lookup returns the session's tracker if one runs.
 func (r *sessionRegistry) lookup(id string) *tracker {
 	r.mu.Lock()

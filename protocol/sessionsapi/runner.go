@@ -42,6 +42,10 @@ func (r *runnerState) consumedID(itemID string) string {
 // post queues a user message; it starts a turn if none is running.
 func (t *tracker) post(content []message.Block) (string, error) {
 	t.mu.Lock()
+	if t.retired {
+		t.mu.Unlock()
+		return "", errRetired
+	}
 	if t.closed {
 		t.mu.Unlock()
 		return "", notFound("session %q not found", t.conv)

@@ -169,12 +169,12 @@ func (a *API) createSession(req createRequest) (string, error) {
 	if err := a.sessions.save(meta.ID, s); err != nil {
 		return "", err
 	}
-	t, err := a.sessions.tracker(meta.ID) // the stream exists from the start
-	if err != nil {
-		return "", err
-	}
 	if first != nil {
-		if _, err := t.post(first.msg.Content); err != nil {
+		err := a.sessions.withTracker(meta.ID, func(t *tracker) error {
+			_, err := t.post(first.msg.Content)
+			return err
+		})
+		if err != nil {
 			return "", err
 		}
 	}

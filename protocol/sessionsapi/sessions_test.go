@@ -350,3 +350,32 @@ func strPtr(v any) *string {
 	s, _ := v.(string)
 	return &s
 }
+
+// TestTrackersReleased: a session nobody watches and nothing runs in
+// keeps no tracker (a long-running server would otherwise hold one per
+// session ever touched); the next stream starts a fresh one.
+func TestTrackersReleased(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(llmtest.Reply{Text: []string{"one"}})
+	conv := f.create(nil)["id"].(string)
+	id := conv[len("conv_"):]
+	resp, err := http.Get(f.srv.URL + "/v1/sessions/" + conv + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.api.sessions.lookup(id) == nil {
+		t.Fatal("no tracker while a stream is open")
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for f.api.sessions.lookup(id) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the tracker outlived its last stream")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A message still runs a turn (a fresh tracker), which is then dropped.
+	s := f.stream(conv)
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("hi"), nil)
+	s.idle(2)
+}

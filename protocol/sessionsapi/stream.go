@@ -67,17 +67,29 @@ func (a *API) handleStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	t, err := a.sessions.tracker(id)
+	sub := newStreamSub(a.opts.StreamQueue)
+	var t *tracker
+	err = a.sessions.withTracker(id, func(tr *tracker) error {
+		if !tr.subscribe(sub) {
+			tr.mu.Lock()
+			retired := tr.retired
+			tr.mu.Unlock()
+			if retired {
+				return errRetired
+			}
+			return notFound("session %q not found", convID(id))
+		}
+		t = tr
+		return nil
+	})
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	sub := newStreamSub(a.opts.StreamQueue)
-	if !t.subscribe(sub) {
-		writeError(w, notFound("session %q not found", convID(id)))
-		return
-	}
-	defer t.unsubscribe(sub)
+	defer func() {
+		t.unsubscribe(sub)
+		a.sessions.release(id, t)
+	}()
 
 	rc := http.NewResponseController(w)
 	h := w.Header()

@@ -27,9 +27,10 @@ type tracker struct {
 	id   string // the session uuid
 	conv string // "conv_" + id
 
-	mu     sync.Mutex
-	subs   map[*streamSub]struct{}
-	closed bool
+	mu      sync.Mutex
+	subs    map[*streamSub]struct{}
+	closed  bool
+	retired bool // idle and dropped by the registry: callers take a fresh one
 
 	// The stream's view of the history: where the next stored message
 	// goes, and the converter that names items exactly as snapshots do.
@@ -236,7 +237,17 @@ func (t *tracker) ended(end *event.End) {
 	t.turn = turnState{}
 	t.runner.dropped = nil
 	t.emitStatus()
-	go t.kick() // queued input runs next
+	go func() {
+		t.kick() // queued input runs next
+		t.api.sessions.release(t.id, t)
+	}()
+}
+
+// idleLocked reports whether nothing needs the tracker: no stream, no
+// turn, no queued input, no question pending. mu is held.
+func (t *tracker) idleLocked() bool {
+	return len(t.subs) == 0 && !t.turn.running && len(t.runner.queue) == 0 && !t.runner.starting &&
+		t.waiting.count() == 0 && !t.api.opts.Hub.IsRunning(t.id)
 }
 
 func (t *tracker) finish(name, status string, end *event.End, incomplete, errObj map[string]any) {
@@ -294,7 +305,7 @@ func (t *tracker) emit(name string, fields map[string]any) {
 func (t *tracker) subscribe(s *streamSub) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
+	if t.closed || t.retired {
 		return false
 	}
 	t.subs[s] = struct{}{}
