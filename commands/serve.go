@@ -35,11 +35,13 @@ type ServeOptions struct {
 func newCmdServe(ios *IOStreams, version string) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
-		Usage: "serve the REST API and the /ws and /acp WebSockets for web front ends",
-		Description: `Serves the Openheim API: REST under /api (config, models, skills, tools,
-mcp-servers, sessions), the multiplexed WebSocket /ws (ACP on channel "agent",
-live file operations on channel "fs", notices on channel "system"), bare ACP
-on the WebSocket /acp, and /healthz. See docs/serve.md.
+		Usage: "serve the web client, the REST and SSE APIs and the /ws and /acp WebSockets",
+		Description: `Serves the built-in web client at / (open it in a browser), the Openheim API:
+REST under /api (config, models, skills, tools, mcp-servers, sessions), the
+multiplexed WebSocket /ws (ACP on channel "agent", live file operations on
+channel "fs", notices on channel "system"), bare ACP on the WebSocket /acp,
+the session-first REST + SSE API under /api/agents and /v1 (seed 003), and
+/healthz. See docs/serve.md and docs/sessions-api.md.
 
 It listens on 127.0.0.1:1217 by default. Listening on any other address needs
 a token (--token or OPENHEIM_TOKEN), or --insecure-no-auth to run without one
@@ -56,7 +58,8 @@ Examples:
   openheim serve
   openheim serve --port 8080
   OPENHEIM_TOKEN=$(openssl rand -hex 32) openheim serve --host 0.0.0.0
-  curl -H "Authorization: Bearer $OPENHEIM_TOKEN" http://host:1217/api/sessions`,
+  curl -H "Authorization: Bearer $OPENHEIM_TOKEN" http://host:1217/api/sessions
+  curl -sN http://127.0.0.1:1217/v1/sessions/conv_<id>/stream`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on"},
 			&cli.IntFlag{Name: "port", Value: 1217, Usage: "port to listen on (0 picks a free one)"},
