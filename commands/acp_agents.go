@@ -31,31 +31,36 @@ type acpAgentJSON struct {
 
 func newCmdACPAgents(ios *IOStreams, version string) *cli.Command {
 	return &cli.Command{
-		Name:  "agents",
-		Usage: "list the external ACP agents openheim can drive (--probe starts each)",
+		Name:      "agents",
+		Usage:     "list the external ACP agents openheim can drive (--probe starts each)",
+		ArgsUsage: "[NAME...]",
 		Description: `Lists [acp_agents.*] from the config and the presets (claude-agent-acp and
 codex-acp through npx, and openheim itself). Use one with
 'openheim prompt --agent NAME' or 'openheim chat --agent NAME'.
 --probe starts each agent, initializes it and shows what it reports:
 its name and version, capabilities and authentication methods.
 
+Names given list only those agents.
+
 Examples:
   openheim acp agents
   openheim acp agents --probe
+  openheim acp agents --probe codex-acp
   openheim acp agents --probe --json | jq .probe.agentInfo`,
 		Flags: append(jsonFlags(),
 			&cli.BoolFlag{Name: "probe", Usage: "start each agent and show its initialize answer"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if err := noArgs(cmd); err != nil {
-				return err
-			}
 			cfg, err := loadConfig(cmd.Root().String("config"), ios)
 			if err != nil {
 				return err
 			}
+			names := cfg.ACPAgentNames()
+			if cmd.Args().Len() > 0 {
+				names = cmd.Args().Slice()
+			}
 			var rows []acpAgentJSON
-			for _, name := range cfg.ACPAgentNames() {
+			for _, name := range names {
 				a, err := cfg.ACPAgentNamed(name)
 				if err != nil {
 					return usageErr(err, "")

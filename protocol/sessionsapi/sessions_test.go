@@ -379,3 +379,20 @@ func TestTrackersReleased(t *testing.T) {
 	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("hi"), nil)
 	s.idle(2)
 }
+
+// TestFailedTurn: a provider error ends the response with response.failed
+// and the session goes back to idle, ready for the next message.
+func TestFailedTurn(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(llmtest.Reply{Status: 400, ErrorBody: `{"error":{"message":"bad request"}}`}, llmtest.Reply{Text: []string{"fine now"}})
+	conv := f.create(nil)["id"].(string)
+	s := f.stream(conv)
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("break"), nil)
+	failed := s.waitName("response.failed", 1)
+	if msg, _ := at(failed.Data, "response", "error", "message").(string); !strings.Contains(msg, "bad request") {
+		t.Errorf("failed: %v", failed.Data)
+	}
+	s.idle(2)
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("again"), nil)
+	s.waitName("response.completed", 1)
+}
