@@ -225,6 +225,7 @@ func (r *HostRunner) run(ctx context.Context, h *Host, ext string, input []messa
 	events := turn.Events
 	var killed bool
 	var deadline <-chan time.Time
+	cancelled := ctx.Done()
 	for events != nil {
 		select {
 		case ev, ok := <-events:
@@ -233,10 +234,10 @@ func (r *HostRunner) run(ctx context.Context, h *Host, ext string, input []messa
 				continue
 			}
 			tr.add(ev)
-		case <-ctx.Done():
-			if deadline == nil {
-				deadline = time.After(grace)
-			}
+		case <-cancelled:
+			// session/cancel went out (Prompt's AfterFunc); the agent has
+			// the grace period to end the turn.
+			cancelled, deadline = nil, time.After(grace)
 		case <-deadline:
 			killed = true
 			h.Kill()
