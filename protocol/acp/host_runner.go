@@ -241,6 +241,10 @@ func (r *HostRunner) run(ctx context.Context, h *Host, ext string, input []messa
 		case <-deadline:
 			killed = true
 			h.Kill()
+			go func(evs <-chan event.Event) { // let the turn's goroutine finish
+				for range evs {
+				}
+			}(events)
 			events = nil
 		}
 	}
