@@ -396,3 +396,20 @@ func TestFailedTurn(t *testing.T) {
 	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("again"), nil)
 	s.waitName("response.completed", 1)
 }
+
+// TestQueuedAfterLastCheckpoint: a message posted while the turn's last
+// model call streams (no checkpoint left) starts the next turn when it ends.
+func TestQueuedAfterLastCheckpoint(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(llmtest.Reply{Text: []string{"slow ", "answer ", "here"}, ChunkDelayMs: 150},
+		llmtest.Reply{Text: []string{"second turn"}})
+	conv := f.create(nil)["id"].(string)
+	s := f.stream(conv)
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("first"), nil)
+	s.waitName("response.output_text.delta", 1)
+	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("queued"), nil)
+	s.waitName("response.completed", 2)
+	if n := len(f.llm.Requests()); n != 2 || !strings.Contains(string(f.llm.Requests()[1].Raw), "queued") {
+		t.Errorf("%d model calls; the queued message did not run", n)
+	}
+}

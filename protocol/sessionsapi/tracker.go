@@ -3,6 +3,7 @@ package sessionsapi
 import (
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/event"
@@ -238,6 +239,11 @@ func (t *tracker) ended(end *event.End) {
 	t.runner.dropped = nil
 	t.emitStatus()
 	go func() {
+		// The hub unregisters the turn just after this event: wait for
+		// that (or for a turn begun elsewhere meanwhile, whose end kicks).
+		for i := 0; i < 200 && t.api.opts.Hub.IsRunning(t.id); i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
 		t.kick() // queued input runs next
 		t.api.sessions.release(t.id, t)
 	}()
