@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/chzyer/readline"
@@ -27,8 +28,9 @@ const historyFile = "chat_history"
 
 // repl is the interactive chat on a terminal.
 type repl struct {
-	c  *chat
-	rl *readline.Instance
+	c   *chat
+	rl  *readline.Instance
+	out *promptWriter // where everything the chat prints goes
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running turn or slash command
@@ -58,12 +60,37 @@ func (c *chat) newREPL() (*repl, error) {
 	if err != nil {
 		return nil, failure(fmt.Errorf("chat: %w", err))
 	}
-	r := &repl{c: c, rl: rl}
+	r := &repl{c: c, rl: rl, out: &promptWriter{plain: c.ios.Out, around: rl.Stdout()}}
 	ios := *c.ios
-	ios.ErrOut = rl.Stderr() // MCP and memory warnings arrive at any time
-	c.ios, c.out = &ios, rl.Stdout()
+	ios.ErrOut = &promptWriter{plain: c.ios.ErrOut, around: rl.Stderr(), asking: r.out.flag()}
+	c.ios, c.out = &ios, r.out
 	c.pick = r.ask
 	return r, nil
+}
+
+// promptWriter writes around readline's prompt only while a prompt is
+// shown (warnings at the input prompt, turn output during a permission
+// question). Otherwise it writes plainly: readline still counts itself as
+// reading for a moment after Enter, and would redraw its prompt into the
+// output.
+type promptWriter struct {
+	plain, around io.Writer
+	asking        *atomic.Bool // shared with the stdout writer; nil: its own
+	own           atomic.Bool
+}
+
+func (w *promptWriter) flag() *atomic.Bool {
+	if w.asking != nil {
+		return w.asking
+	}
+	return &w.own
+}
+
+func (w *promptWriter) Write(p []byte) (int, error) {
+	if w.flag().Load() {
+		return w.around.Write(p)
+	}
+	return w.plain.Write(p)
 }
 
 // run is the REPL until the user quits.
@@ -163,7 +190,9 @@ func (r *repl) readInput() (string, error) {
 	var lines []string
 	r.rl.SetPrompt(r.c.promptString())
 	for {
+		r.out.flag().Store(true)
 		line, err := r.rl.Readline()
+		r.out.flag().Store(false)
 		if errors.Is(err, readline.ErrInterrupt) {
 			return strings.Join(append(lines, line), ""), err
 		}
@@ -183,7 +212,11 @@ func (r *repl) readInput() (string, error) {
 // ask reads one answer with its own prompt (a permission question, a pick).
 func (r *repl) ask(prompt string) (string, error) {
 	r.rl.SetPrompt(prompt)
-	defer r.rl.SetPrompt(r.c.promptString())
+	r.out.flag().Store(true)
+	defer func() {
+		r.out.flag().Store(false)
+		r.rl.SetPrompt(r.c.promptString())
+	}()
 	line, err := r.rl.Readline()
 	return restoreInput(line), err
 }
@@ -191,7 +224,7 @@ func (r *repl) ask(prompt string) (string, error) {
 // turn runs one prompt, rendering it as it streams.
 func (r *repl) turn(ctx context.Context, text string) {
 	c := r.c
-	render := newChatRenderer(r.rl.Stdout(), c.style, c.thinking)
+	render := newChatRenderer(r.out, c.style, c.thinking)
 	queue := event.NewQueue(render, 4096)
 	turnCtx := r.begin(ctx)
 	defer r.end()

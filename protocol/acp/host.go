@@ -264,8 +264,11 @@ func (h *Host) initialize(ctx context.Context) error {
 	}{ProtocolVersion, ClientCapabilities{FS: FileSystemCapability{ReadTextFile: true, WriteTextFile: true}, Terminal: true}, h.opts.ClientInfo}
 	var resp HostInfo
 	if err := h.call(ctx, MethodInitialize, req, &resp); err != nil {
-		if errors.Is(err, jsonrpc.ErrClosed) && h.cmd != nil {
-			select { // the pipe may close just before the exit is seen
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) && h.cmd != nil {
+			// A transport error (closed pipe, broken write): the agent is
+			// probably exiting; wait for that to quote its stderr.
+			select {
 			case <-h.exited:
 			case <-time.After(time.Second):
 			}
