@@ -202,14 +202,8 @@ func (a *API) sessionUUID(conv string) (string, error) {
 
 // agentName is the name model-produced items of session id carry.
 func (a *API) agentName(id string) string {
-	s, err := a.sessions.settings(id)
-	if err != nil {
-		return "openheim"
-	}
-	ag, err := a.agents.get(s.AgentID)
-	if err != nil {
-		return "openheim"
-	}
+	s, _ := a.sessions.settings(id) // unreadable: the default agent
+	ag, _ := a.agentOf(s)
 	return ag.Name
 }
 

@@ -151,17 +151,14 @@ func (a *API) request(t *tracker) (engine.Request, error) {
 	if err != nil {
 		return engine.Request{}, err
 	}
-	ag, err := a.agents.get(s.AgentID)
-	if err != nil {
-		ag, _ = a.agents.get(defaultAgentID)
-	}
+	ag, _ := a.agentOf(s)
 	meta, err := a.opts.Store.LoadMeta(t.id)
 	if err != nil {
 		return engine.Request{}, err
 	}
 	req := engine.Request{SessionID: t.id, Identity: ag.Instructions, AllowedTools: ag.Tools,
 		MaxIterations: ag.MaxIterations, WorkDir: deref(meta.Cwd), Asker: t, Inbox: t.takeInbox}
-	if req.Provider, req.Model, err = a.modelFor(s); err != nil {
+	if req.Provider, req.Model, err = a.modelFor(s, ag); err != nil {
 		return engine.Request{}, err
 	}
 	for _, ct := range s.ClientTools {
@@ -170,13 +167,20 @@ func (a *API) request(t *tracker) (engine.Request, error) {
 	return req, nil
 }
 
+// agentOf is the session's agent; one deleted since falls back to the
+// default (found is false then).
+func (a *API) agentOf(s settings) (ag Agent, found bool) {
+	ag, err := a.agents.get(s.AgentID)
+	if err == nil {
+		return ag, true
+	}
+	ag, _ = a.agents.get(defaultAgentID)
+	return ag, false
+}
+
 // modelFor is the provider and model a session's turns use: the override,
 // else its agent's model; "" leaves it to the session (and the config).
-func (a *API) modelFor(s settings) (provider, model string, err error) {
-	ag, err := a.agents.get(s.AgentID)
-	if err != nil {
-		ag, _ = a.agents.get(defaultAgentID)
-	}
+func (a *API) modelFor(s settings, ag Agent) (provider, model string, err error) {
 	ref, prov := ag.Model, ag.Provider
 	if s.ModelOverride != nil {
 		ref, prov = *s.ModelOverride, ""

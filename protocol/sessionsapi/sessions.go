@@ -80,7 +80,8 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 	r := SessionResponse{ID: convID(id), Object: "session", AgentID: s.AgentID, Status: statusIdle,
 		CreatedAt: unix(meta.CreatedAt), UpdatedAt: unix(meta.UpdatedAt), Title: meta.Title, Labels: s.Labels,
 		ModelOverride: s.ModelOverride, Workspace: deref(meta.Cwd), Archived: s.Archived}
-	if ag, err := a.agents.get(s.AgentID); err == nil {
+	ag, found := a.agentOf(s)
+	if found {
 		r.AgentName = &ag.Name
 	}
 	if t := a.sessions.lookup(id); t != nil {
@@ -88,9 +89,9 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 	} else if a.opts.Hub.IsRunning(id) {
 		r.Status = statusRunning
 	}
-	r.Model = a.nextModel(id, s, meta)
+	r.Model = a.nextModel(s, ag, meta)
 	if withItems {
-		items := itemsOf(msgs, a.agentName(id))
+		items := itemsOf(msgs, ag.Name)
 		if items == nil {
 			items = []Item{}
 		}
@@ -105,8 +106,8 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 }
 
 // nextModel is "provider/model" as the session's next turn resolves it.
-func (a *API) nextModel(id string, s settings, meta *session.Meta) string {
-	if provider, model, err := a.modelFor(s); err == nil && model != "" {
+func (a *API) nextModel(s settings, ag Agent, meta *session.Meta) string {
+	if provider, model, err := a.modelFor(s, ag); err == nil && model != "" {
 		return provider + "/" + model
 	}
 	if meta.Provider != nil && meta.Model != nil {

@@ -132,7 +132,7 @@ func (a *API) createSession(req createRequest) (string, error) {
 		meta.Title = session.Str(session.Title(*req.Title))
 	}
 	meta.Cwd = session.Str(cwd)
-	if provider, model, err := a.modelFor(s); err == nil && model != "" {
+	if provider, model, err := a.modelFor(s, ag); err == nil && model != "" {
 		meta.Provider, meta.Model = session.Str(provider), session.Str(model)
 	} else if err != nil {
 		return "", badRequest("%v", err)
