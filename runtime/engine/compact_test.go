@@ -15,17 +15,8 @@ import (
 // TestCompact: the summary is stored after the history, marked, and the
 // next turn sends the history from the summary on.
 func TestCompact(t *testing.T) {
-	srv := llmtest.New()
-	defer srv.Close()
-	srv.Enqueue(llmtest.Reply{Text: []string{"old answer"}}, llmtest.Reply{Text: []string{"- the user said hi"}},
+	e, srv, store := fakeEngine(t, llmtest.Reply{Text: []string{"old answer"}}, llmtest.Reply{Text: []string{"- the user said hi"}},
 		llmtest.Reply{Text: []string{"new answer"}})
-	cfg := load(t, `
-[providers.local]
-api_base = "`+srv.URL()+`"
-default_model = "m"
-`)
-	store, _ := session.NewFileStore(t.TempDir())
-	e := &Engine{Config: cfg, Store: store}
 	meta, _, err := e.Prompt(context.Background(), Request{Input: []message.Block{message.Text("old question")}})
 	if err != nil {
 		t.Fatal(err)

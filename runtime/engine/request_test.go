@@ -19,18 +19,9 @@ import (
 // arrive during a turn are taken in at the next checkpoint; an agent
 // profile's identity, tool list and iteration cap apply.
 func TestPromptCommitsInboxAndProfile(t *testing.T) {
-	srv := llmtest.New()
-	defer srv.Close()
-	srv.Enqueue(llmtest.Reply{Text: []string{"first"}},
+	e, srv, store := fakeEngine(t, llmtest.Reply{Text: []string{"first"}},
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "list_dir", Arguments: `{"path":"."}`}}},
 		llmtest.Reply{Text: []string{"done"}})
-	cfg := load(t, `
-[providers.local]
-api_base = "`+srv.URL()+`"
-default_model = "m"
-`)
-	store, _ := session.NewFileStore(t.TempDir())
-	e := &Engine{Config: cfg, Store: store}
 	meta, _, err := e.Prompt(context.Background(), Request{Input: []message.Block{message.Text("hi")}})
 	if err != nil {
 		t.Fatal(err)
@@ -96,4 +87,23 @@ default_model = "m"
 	if last := body.Messages[len(body.Messages)-1]; last.Role != "user" || last.Content != "also this" {
 		t.Errorf("the inbox message was not sent last: %+v", last)
 	}
+}
+
+// fakeEngine is an engine on a fake OpenAI-compatible server scripted with
+// replies, storing sessions in a temporary directory.
+func fakeEngine(t *testing.T, replies ...llmtest.Reply) (*Engine, *llmtest.Server, *session.FileStore) {
+	t.Helper()
+	srv := llmtest.New()
+	t.Cleanup(srv.Close)
+	srv.Enqueue(replies...)
+	cfg := load(t, `
+[providers.local]
+api_base = "`+srv.URL()+`"
+default_model = "m"
+`)
+	store, err := session.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Engine{Config: cfg, Store: store}, srv, store
 }
