@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/session"
 )
 
 func parseScript(t *testing.T, script string) ([]scriptItem, error) {
@@ -150,5 +152,33 @@ func TestNearestCommand(t *testing.T) {
 		if got := nearestCommand(in); got != want {
 			t.Errorf("nearestCommand(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestChatCompleterSkillsAndSessions: /skills completes +name/-name from
+// skills/, /resume the ids of stored sessions.
+func TestChatCompleterSkillsAndSessions(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
+	os.WriteFile(filepath.Join(dir, "skills", "golang.md"), []byte("Go"), 0o644)
+	os.WriteFile(filepath.Join(dir, "config.toml"), nil, 0o644)
+	cfg, err := config.LoadWith(filepath.Join(dir, "config.toml"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := session.NewFileStore(filepath.Join(dir, "history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := session.NewMeta(time.Now())
+	store.Create(m)
+	cc := chatCompleter{&chat{cfg: cfg, env: &sessionsEnv{files: store, store: store}}}
+	cands, n := cc.Do([]rune("/skills +g"), len("/skills +g"))
+	if n != 2 || len(cands) != 1 || string(cands[0]) != "olang" {
+		t.Errorf("/skills +g -> %q (%d)", cands, n)
+	}
+	cands, n = cc.Do([]rune("/resume "+m.ID[:4]), len("/resume ")+4)
+	if n != 4 || len(cands) != 1 || string(cands[0]) != m.ID[4:] {
+		t.Errorf("/resume prefix -> %q (%d)", cands, n)
 	}
 }
