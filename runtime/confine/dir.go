@@ -3,6 +3,7 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,117 +18,120 @@ var errChanged = errors.New("changed while being read")
 // Dir is an open directory inside a Root, for walking a tree one handle at
 // a time: its entries, files and subdirectories are reached through the
 // directory's own handle, never by a path from the top, so moving or
-// swapping a directory above it changes nothing. Close it when done.
+// swapping a directory above it changes nothing. A Dir is for one
+// goroutine; close it when done, before its parent.
 type Dir struct {
-	root *os.Root
-	name string // relative to the Root, for messages and events
+	f    *os.File // the directory itself, opened with O_DIRECTORY
+	name string   // relative to the Root, for messages and events
+
+	// The handle its entries are reached through, made on first use: a
+	// listing alone needs only f.
+	parent *os.Root
+	child  string
+	root   *os.Root
+	err    error
 }
 
 // OpenDir opens directory p. Anything else is refused without blocking:
 // a FIFO is never opened.
 func (r *Root) OpenDir(p string) (*Dir, error) {
 	var d *Dir
-	err := r.at(p, true, func(name string) error {
-		h, err := openDir(r.root, name)
-		if err == nil {
-			d = &Dir{root: h, name: name}
-		}
+	err := r.at(p, true, func(name string) (err error) {
+		d, err = openDir(r.root, name, name)
 		return err
 	})
 	return d, err
 }
 
-// openDir opens directory name below parent as a handle of its own.
-// O_DIRECTORY refuses anything but a directory before opening it, so a
-// FIFO swapped in cannot block.
-func openDir(parent *os.Root, name string) (*os.Root, error) {
+// openDir opens directory name below parent. O_DIRECTORY refuses anything
+// but a directory before opening it, so a FIFO swapped in cannot block.
+func openDir(parent *os.Root, name, shown string) (*Dir, error) {
 	f, err := parent.OpenFile(name, os.O_RDONLY|oDirectory|oNonblock, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return rootOf(f, parent, name)
+	return &Dir{f: f, name: shown, parent: parent, child: name}, nil
+}
+
+// handle is the directory's own os.Root.
+func (d *Dir) handle() (*os.Root, error) {
+	if d.root == nil && d.err == nil {
+		d.root, d.err = rootOf(d.f, d.parent, d.child)
+	}
+	return d.root, d.err
 }
 
 // Name is the directory's name relative to the Root ("." for the root).
 func (d *Dir) Name() string { return d.name }
 
-// Close releases the handle.
-func (d *Dir) Close() error { return d.root.Close() }
-
-// child checks that name is one entry of the directory, not a path.
-func child(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, filepath.Separator) || strings.IndexByte(name, 0) >= 0 {
-		return fmt.Errorf("%q is not the name of a directory entry", name)
+// Close releases the handles.
+func (d *Dir) Close() error {
+	if d.root != nil {
+		d.root.Close()
 	}
-	return nil
+	return d.f.Close()
 }
 
-// Entries lists the directory in name order. Each entry's Info is an
-// Lstat through the directory's handle.
+// Entries lists the directory in name order. Each entry's Info is the
+// Lstat made through the directory's handle while listing (what os does
+// for a directory opened in a Root), never one by path.
 func (d *Dir) Entries() ([]fs.DirEntry, error) {
-	f, err := d.root.Open(".")
+	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	des, err := d.f.ReadDir(-1)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	des, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]fs.DirEntry, len(des))
-	for i, de := range des {
-		out[i] = entry{de, d}
-	}
-	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return out, nil
+	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return des, nil
 }
-
-// entry takes its Info from the directory handle: os.File's entries would
-// Lstat by the directory's path, which another process could redirect.
-type entry struct {
-	fs.DirEntry
-	d *Dir
-}
-
-func (e entry) Info() (fs.FileInfo, error) { return e.d.root.Lstat(e.Name()) }
 
 // Lstat describes the entry name itself.
 func (d *Dir) Lstat(name string) (fs.FileInfo, error) {
-	if err := child(name); err != nil {
+	h, err := d.at(name)
+	if err != nil {
 		return nil, err
 	}
-	return d.root.Lstat(name)
+	return h.Lstat(name)
 }
 
 // Readlink returns the target of the link name, as written.
 func (d *Dir) Readlink(name string) (string, error) {
-	if err := child(name); err != nil {
+	h, err := d.at(name)
+	if err != nil {
 		return "", err
 	}
-	return d.root.Readlink(name)
+	return h.Readlink(name)
 }
 
 // Open opens the entry name for reading, a regular file or a directory
 // only, like Root.Open.
 func (d *Dir) Open(name string) (*os.File, fs.FileInfo, error) {
-	if err := child(name); err != nil {
+	h, err := d.at(name)
+	if err != nil {
 		return nil, nil, err
 	}
-	return openIn(d.root, name, d.join(name))
+	return openIn(h, name, d.join(name))
 }
 
 // Sub opens the subdirectory name. A link is refused, even one to a
 // directory: walks never follow links (they could loop).
 func (d *Dir) Sub(name string) (*Dir, error) {
-	if err := child(name); err != nil {
-		return nil, err
-	}
-	fi, err := d.root.Lstat(name)
+	fi, err := d.Lstat(name)
 	if err != nil {
 		return nil, err
 	}
 	return d.sub(name, fi)
+}
+
+// at checks that name is one entry of the directory, not a path, and
+// returns the handle to reach it through.
+func (d *Dir) at(name string) (*os.Root, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, filepath.Separator) || strings.IndexByte(name, 0) >= 0 {
+		return nil, fmt.Errorf("%q is not the name of a directory entry", name)
+	}
+	return d.handle()
 }
 
 // sub opens name, listed as fi, and makes sure it is still that directory.
@@ -135,15 +139,19 @@ func (d *Dir) sub(name string, fi fs.FileInfo) (*Dir, error) {
 	if !fi.IsDir() {
 		return nil, &fs.PathError{Op: "open", Path: d.join(name), Err: errors.New("not a directory")}
 	}
-	h, err := openDir(d.root, name)
+	h, err := d.at(name)
 	if err != nil {
 		return nil, err
 	}
-	if now, err := h.Stat("."); err != nil || !os.SameFile(fi, now) {
-		h.Close()
+	s, err := openDir(h, name, d.join(name))
+	if err != nil {
+		return nil, err
+	}
+	if now, err := s.f.Stat(); err != nil || !os.SameFile(fi, now) {
+		s.Close()
 		return nil, &fs.PathError{Op: "open", Path: d.join(name), Err: errChanged}
 	}
-	return &Dir{root: h, name: d.join(name)}, nil
+	return s, nil
 }
 
 func (d *Dir) join(name string) string { return filepath.Join(d.name, name) }

@@ -78,7 +78,7 @@ func FuzzConfine(f *testing.F) {
 			file.Close()
 		}
 		if d, err := r.OpenDir(p); err == nil {
-			fi, err := d.root.Stat(".")
+			fi, err := d.f.Stat()
 			if err != nil {
 				t.Fatal(err)
 			}

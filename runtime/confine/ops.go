@@ -228,15 +228,16 @@ func (r *Root) WriteFile(p string, data []byte) error {
 	if err := r.MkdirAll(dir, 0o755); err != nil {
 		return &ParentError{Err: err}
 	}
-	var d *os.Root
-	if err := r.at(dir, true, func(n string) (err error) {
-		d, err = openDir(r.root, n)
-		return err
-	}); err != nil {
+	d, err := r.OpenDir(dir)
+	if err != nil {
 		return err
 	}
 	defer d.Close()
-	return r.pathErr(writeAtomic(d, base, data), p)
+	h, err := d.handle()
+	if err != nil {
+		return err
+	}
+	return r.pathErr(writeAtomic(h, base, data), p)
 }
 
 // target is name with a link at its end followed, inside the root only.

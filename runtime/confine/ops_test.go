@@ -251,3 +251,42 @@ func TestDirWalk(t *testing.T) {
 		t.Fatalf("swapped directory: %v", err)
 	}
 }
+
+// Entries describe what is in the open directory even after its path was
+// taken by another directory (a link to the outside, say).
+func TestDirEntriesThroughHandle(t *testing.T) {
+	r, tmp := openTree(t)
+	root := r.Path()
+	os.WriteFile(filepath.Join(root, "a", "b", "big"), make([]byte, 100), 0o644)
+	os.WriteFile(filepath.Join(tmp, "outside", "big"), make([]byte, 7), 0o644)
+	d, err := r.OpenDir("a/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	os.Rename(filepath.Join(root, "a", "b"), filepath.Join(root, "a", "moved"))
+	os.Symlink(filepath.Join(tmp, "outside"), filepath.Join(root, "a", "b"))
+	ents, err := d.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == "secret.txt" {
+			t.Fatal("listed the outside folder")
+		}
+		if e.Name() == "big" {
+			if fi, err := e.Info(); err != nil || fi.Size() != 100 {
+				t.Fatalf("Info of big = %v, %v; want the 100 bytes inside", fi, err)
+			}
+		}
+	}
+	if f, _, err := d.Open("big"); err != nil {
+		t.Fatal(err)
+	} else {
+		fi, _ := f.Stat()
+		f.Close()
+		if fi.Size() != 100 {
+			t.Fatalf("opened the outside file (%d bytes)", fi.Size())
+		}
+	}
+}
