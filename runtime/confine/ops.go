@@ -225,10 +225,17 @@ func (r *Root) WriteFile(p string, data []byte) error {
 		return &fs.PathError{Op: "write", Path: p, Err: syscall.EISDIR}
 	}
 	dir, base := filepath.Dir(name), filepath.Base(name)
+	// The parent is judged again here: the tree may have changed since.
 	if err := r.MkdirAll(dir, 0o755); err != nil {
+		if errors.Is(err, ErrOutside) {
+			return r.outside(p)
+		}
 		return &ParentError{Err: err}
 	}
 	d, err := r.OpenDir(dir)
+	if errors.Is(err, ErrOutside) {
+		return r.outside(p)
+	}
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ type Options struct {
 	// directory; empty means the current directory.
 	WorkDir string
 	// AllowShell offers execute_command. It is off by default because a
-	// shell escapes the file sandbox entirely.
+	// shell reaches past the work directory: no path check confines it.
 	AllowShell bool
 	// FS serves file contents to read_file, write_file and edit_file, for
 	// instance an ACP editor's fs/read_text_file and fs/write_text_file.
