@@ -56,7 +56,7 @@ func resolveServeAuth(ios *IOStreams, what, host, token string, insecure bool) (
 func (a serveAuth) describe() string {
 	switch {
 	case a.token == "":
-		return "NO AUTHENTICATION (--insecure-no-auth)"
+		return "NO AUTHENTICATION, --insecure-no-auth"
 	case a.stored != nil && a.stored.New:
 		return "token required; new token in " + a.stored.Path
 	case a.stored != nil:
