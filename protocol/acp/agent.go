@@ -27,6 +27,9 @@ type Agent struct {
 	// other's turns; nil gives the connection its own, whose turns end
 	// with it (stdio).
 	Hub *Hub
+	// Policy, when set, bounds the cwd and mcpServers clients may ask for
+	// (the server's transports); nil trusts the client (stdio).
+	Policy *SessionPolicy
 
 	hub  *Hub
 	peer *jsonrpc.Peer

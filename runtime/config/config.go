@@ -84,6 +84,12 @@ type Memory struct {
 // Serve configures `openheim serve`.
 type Serve struct {
 	AllowedOrigins []string `toml:"allowed_origins"`
+	// Roots are directories besides work_dir in which /ws and /acp clients
+	// may open sessions (absolute once loaded).
+	Roots []string `toml:"roots"`
+	// AllowClientMCPServers lets /ws and /acp clients start MCP servers of
+	// their own (session/new's mcpServers): commands run on this machine.
+	AllowClientMCPServers bool `toml:"allow_client_mcp_servers"`
 }
 
 // Provider is one [providers.<name>] table.
