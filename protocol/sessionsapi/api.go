@@ -101,7 +101,7 @@ type Limit func(h http.Handler, maxBody int64) http.Handler
 // limit.
 func (a *API) Register(mux *http.ServeMux, limit Limit) {
 	for _, r := range a.routes() {
-		h := http.Handler(r.handler)
+		h := redactErrors(r.handler, a.opts.Engine.Redactor())
 		if !r.stream {
 			h = limit(h, r.maxBody)
 		}
