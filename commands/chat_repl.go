@@ -60,7 +60,10 @@ func (c *chat) newREPL() (*repl, error) {
 	if err != nil {
 		return nil, failure(fmt.Errorf("chat: %w", err))
 	}
-	r := &repl{c: c, rl: rl, out: &promptWriter{plain: c.ios.Out, around: rl.Stdout()}}
+	// The transcript passes the config's redactor (error lines quote
+	// provider errors); readline's own writes (the input line) do not.
+	red := c.ios.Redactor()
+	r := &repl{c: c, rl: rl, out: &promptWriter{plain: red.Writer(c.ios.Out), around: red.Writer(rl.Stdout())}}
 	ios := *c.ios
 	ios.ErrOut = &promptWriter{plain: c.ios.ErrOut, around: rl.Stderr(), asking: r.out.flag()}
 	c.ios, c.out = &ios, r.out

@@ -175,7 +175,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	var text *textRenderer
 	var queue *event.Queue
 	if opts.JSON {
-		enc = ndjson.NewEncoder(ios.Out)
+		enc = ndjson.NewEncoder(ios.Out).WithRedactor(ios.Redactor())
 		queue = event.NewQueue(enc, 4096)
 	} else {
 		text = newTextRenderer(ios)

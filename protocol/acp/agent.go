@@ -74,7 +74,8 @@ func (a *Agent) Serve(ctx context.Context, s jsonrpc.Stream) error {
 		a.hub = NewHub(ctx, a.Engine)
 		defer a.hub.Stop()
 	}
-	a.peer = jsonrpc.NewPeer(s, a, jsonrpc.WithInOrder(func(m string) bool { return m == MethodInitialize }))
+	a.peer = jsonrpc.NewPeer(s, a, jsonrpc.WithInOrder(func(m string) bool { return m == MethodInitialize }),
+		jsonrpc.WithRedactor(a.Engine.Redactor()))
 	err := a.peer.Run(ctx)
 	a.mu.Lock()
 	live := a.sessions

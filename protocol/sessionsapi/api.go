@@ -102,6 +102,7 @@ type Limit func(h http.Handler, maxBody int64, upload bool) http.Handler
 // Register adds the API's routes to mux, each bounded by limit.
 func (a *API) Register(mux *http.ServeMux, limit Limit) {
 	for _, r := range a.routes() {
+		r.handler = redactErrors(r.handler, a.opts.Engine.Redactor()).ServeHTTP
 		mux.Handle(r.pattern, r.limited(limit))
 	}
 }

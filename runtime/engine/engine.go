@@ -19,6 +19,7 @@ import (
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
+	"github.com/openheim/openheim/runtime/redact"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/openheim/openheim/runtime/subagent"
 	"github.com/openheim/openheim/runtime/tools"
@@ -46,6 +47,9 @@ type Engine struct {
 	// this process runs (or until Forget).
 	gateOnce sync.Once
 	gate     *permission.Gate
+
+	redactOnce sync.Once
+	redactor   *redact.Redactor
 }
 
 // Runner runs turns: the engine itself, or an external ACP agent
@@ -189,7 +193,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		record = filepath.Join(e.Config.RecordDir, meta.ID+"-"+now.UTC().Format("20060102T150405Z")+".json")
 	}
 	if record != "" {
-		if provider, err = llm.NewRecorder(provider, record); err != nil {
+		if provider, err = llm.NewRecorder(provider, record, e.Redactor()); err != nil {
 			return session.Meta{}, event.End{}, err
 		}
 	}
@@ -268,6 +272,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if err := e.Store.SaveMeta(meta); err != nil && end.Err == nil {
 		end.Err = fmt.Errorf("saving session meta: %w", err)
 	}
+	end.Err = e.Redactor().Error(end.Err)
 	return meta, end, nil
 }
 

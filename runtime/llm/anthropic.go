@@ -52,14 +52,15 @@ type anthropic struct {
 
 // NewAnthropic returns a streaming Messages API Provider.
 func NewAnthropic(cfg AnthropicConfig) Provider {
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultAnthropicBaseURL
 	}
 	h := requestHeader("x-api-key", "", cfg.APIKey, map[string]string{"anthropic-version": AnthropicVersion}, cfg.Headers)
 	return &anthropic{
-		cfg:      cfg,
-		conn:     newSSEClient(base+"/messages", cfg.Timeout, cfg.HTTPClient, cfg.APIKey),
+		cfg: cfg,
+		conn: newSSEClient(endpoint(base, "/messages", ""), cfg.Timeout, cfg.HTTPClient,
+			secretsOf(cfg.APIKey, base, cfg.Headers)),
 		header:   h,
 		thinking: strings.EqualFold(strings.TrimSpace(cfg.Thinking), "adaptive"),
 	}
@@ -68,7 +69,7 @@ func NewAnthropic(cfg AnthropicConfig) Provider {
 // Stream implements Provider.
 func (p *anthropic) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
 	resp, err := p.stream(ctx, req, onDelta)
-	return resp, redact(err, p.cfg.APIKey)
+	return resp, hide(err, p.conn.red)
 }
 
 func (p *anthropic) stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {

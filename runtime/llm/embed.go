@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // Embedder turns texts into vectors for semantic search.
@@ -74,7 +76,7 @@ func NewEmbedder(cfg EmbedConfig) (Embedder, error) {
 		return nil, fmt.Errorf("llm: embeddings: no model configured for provider kind %q", cfg.Kind)
 	}
 	h := newEmbedHTTP(cfg)
-	b := &batchEmbedder{pol: cfg.Retry.withDefaults(), key: cfg.APIKey, size: cfg.BatchSize}
+	b := &batchEmbedder{pol: cfg.Retry.withDefaults(), red: h.red, size: cfg.BatchSize}
 	if kind == "gemini" {
 		if b.size <= 0 || b.size > MaxGeminiEmbedBatch {
 			b.size = MaxGeminiEmbedBatch
@@ -97,7 +99,7 @@ type embedBatchFunc func(ctx context.Context, texts []string) ([][]float32, erro
 type batchEmbedder struct {
 	do   embedBatchFunc
 	pol  RetryPolicy
-	key  string
+	red  *redact.Redactor
 	size int
 }
 
@@ -113,13 +115,13 @@ func (b *batchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 		err := retryDo(ctx, b.pol, "embeddings request", func() error {
 			v, err := b.do(ctx, texts[start:end])
 			vecs = v
-			return redact(err, b.key)
+			return hide(err, b.red)
 		})
 		if err == nil {
 			err = checkVectors(vecs, end-start, out)
 		}
 		if err != nil {
-			return nil, redact(fmt.Errorf("llm: embeddings (texts %d-%d of %d): %w", start, end-1, len(texts), err), b.key)
+			return nil, hide(fmt.Errorf("llm: embeddings (texts %d-%d of %d): %w", start, end-1, len(texts), err), b.red)
 		}
 		out = append(out, vecs...)
 	}
@@ -181,11 +183,11 @@ const maxEmbedResponse = 64 << 20
 type embedHTTP struct {
 	client  *http.Client
 	timeout time.Duration
-	key     string
+	red     *redact.Redactor
 }
 
 func newEmbedHTTP(cfg EmbedConfig) *embedHTTP {
-	h := &embedHTTP{client: cfg.HTTPClient, timeout: cfg.Timeout, key: cfg.APIKey}
+	h := &embedHTTP{client: cfg.HTTPClient, timeout: cfg.Timeout, red: secretsOf(cfg.APIKey, cfg.BaseURL, cfg.Headers)}
 	if h.timeout == 0 {
 		h.timeout = DefaultTimeout
 	}
@@ -243,7 +245,7 @@ func (h *embedHTTP) postJSON(ctx context.Context, endpoint string, auth http.Hea
 		}
 		return &StatusError{
 			Status:     hresp.StatusCode,
-			Body:       truncate(redactString(strings.TrimSpace(string(msg)), h.key), maxErrorBody),
+			Body:       truncate(h.red.String(strings.TrimSpace(string(msg))), maxErrorBody),
 			RetryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()),
 		}
 	}
@@ -256,7 +258,7 @@ func (h *embedHTTP) postJSON(ctx context.Context, endpoint string, auth http.Hea
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("decoding the response: %w: %s", err,
-			truncate(redactString(strings.TrimSpace(string(raw)), h.key), 300))
+			truncate(h.red.String(strings.TrimSpace(string(raw))), 300))
 	}
 	return nil
 }

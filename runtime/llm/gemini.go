@@ -46,19 +46,19 @@ type gemini struct {
 
 // NewGemini returns a streaming Gemini Provider (kind gemini).
 func NewGemini(cfg GeminiConfig) Provider {
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultGeminiBaseURL
 	}
 	h := requestHeader("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
 	return &gemini{cfg: cfg, base: base, header: h,
-		conn: newSSEClient("", cfg.Timeout, cfg.HTTPClient, cfg.APIKey)}
+		conn: newSSEClient("", cfg.Timeout, cfg.HTTPClient, secretsOf(cfg.APIKey, base, cfg.Headers))}
 }
 
 // Stream implements Provider.
 func (p *gemini) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
 	resp, err := p.stream(ctx, req, onDelta)
-	return resp, redact(err, p.cfg.APIKey)
+	return resp, hide(err, p.conn.red)
 }
 
 func (p *gemini) stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
@@ -83,7 +83,7 @@ func (p *gemini) stream(ctx context.Context, req *Request, onDelta func(Delta) e
 	}
 	// The key travels in the header only: a URL ends up in proxy logs.
 	conn := *p.conn
-	conn.url = p.base + "/models/" + url.PathEscape(model) + ":streamGenerateContent?alt=sse"
+	conn.url = endpoint(p.base, "/models/"+url.PathEscape(model)+":streamGenerateContent", "alt=sse")
 	resp, err := conn.do(ctx, body, p.header, func(r io.Reader) (*Response, error) {
 		return decodeGMStream(r, onDelta)
 	})

@@ -46,17 +46,18 @@ type openAI struct {
 
 // NewOpenAI returns a streaming chat-completions Provider.
 func NewOpenAI(cfg OpenAIConfig) Provider {
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultOpenAIBaseURL
 	}
-	return &openAI{cfg: cfg, conn: newSSEClient(base+"/chat/completions", cfg.Timeout, cfg.HTTPClient, cfg.APIKey)}
+	return &openAI{cfg: cfg, conn: newSSEClient(endpoint(base, "/chat/completions", ""), cfg.Timeout, cfg.HTTPClient,
+		secretsOf(cfg.APIKey, base, cfg.Headers))}
 }
 
 // Stream implements Provider.
 func (p *openAI) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
 	resp, err := p.stream(ctx, req, onDelta)
-	return resp, redact(err, p.cfg.APIKey)
+	return resp, hide(err, p.conn.red)
 }
 
 func (p *openAI) stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
