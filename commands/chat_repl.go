@@ -15,6 +15,7 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/openheim/openheim/commands/tui"
+	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
@@ -305,6 +306,7 @@ func (r *repl) handleSignals() (stop func()) {
 				r.mu.Unlock()
 				if force {
 					fmt.Fprint(r.c.ios.Out, pasteOff)
+					childproc.KillAll() // the cleanup of a normal return is skipped
 					os.Exit(ExitInterrupt)
 				}
 				if sig == syscall.SIGTERM {

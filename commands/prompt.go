@@ -16,6 +16,7 @@ import (
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/agent"
+	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
@@ -396,6 +397,7 @@ func interruptible(parent context.Context) (context.Context, *interrupter) {
 			if s, ok := sig.(syscall.Signal); ok {
 				n = int(s)
 			}
+			childproc.KillAll() // the cleanup of a normal return is skipped
 			os.Exit(128 + n)
 		}
 	}()

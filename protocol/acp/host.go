@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/childproc"
 )
 
 // The host side of ACP (seed 002): openheim starts an external ACP agent
@@ -205,7 +206,6 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	for k, v := range h.spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	hostSetpgid(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err
@@ -218,7 +218,8 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	// in (and WaitDelay bounds that when a grandchild keeps the pipe).
 	cmd.Stderr = &stderrLines{h: h}
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	// In a process group of its own that dies with openheim.
+	if err := childproc.Start(cmd); err != nil {
 		h.hook(ProcessEvent{Type: "spawn", Command: h.spec.Command, Err: err})
 		return nil, nil, fmt.Errorf("acp agent %s: starting %s: %w", h.spec.Name, h.spec.Command, err)
 	}
@@ -229,6 +230,7 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	}
 	go func() {
 		err := cmd.Wait()
+		childproc.Exited(cmd.Process.Pid)
 		h.log.Debug("acp agent exited", "err", err)
 		close(h.exited)
 	}()

@@ -43,8 +43,6 @@ func (*terminals) releaseSession(string)                                 {}
 func (*terminals) closeAll()                                             {}
 func (*terminals) count() int                                            { return 0 }
 
-func hostSetpgid(*exec.Cmd) {}
-
 func hostSignalGroup(cmd *exec.Cmd, _ syscall.Signal) {
 	if cmd.Process != nil {
 		cmd.Process.Kill()

@@ -110,7 +110,7 @@ func TestTemplateDocumentsEveryKey(t *testing.T) {
 		"command", "args", "env", "cwd", "url", "headers", "tool_timeout_secs",
 		"startup_timeout_secs", "enabled_tools", "disabled_tools",
 		"embedding_provider", "embedding_model", "top_k", "allowed_origins", "roots", "allow_client_mcp_servers", "record_dir",
-		"allow", "deny", "ask",
+		"allow", "deny", "ask", "max_answer_bytes", "max_retry_wait_secs",
 	}
 	for _, k := range keys {
 		if !regexp.MustCompile(`(?m)^#?\s*` + k + `\s`).MatchString(configTemplate) {

@@ -118,6 +118,8 @@ func warnUndecoded(w io.Writer, path string, keys []toml.Key) {
 func (c *Config) setDefaults() {
 	c.MaxIterations = DefaultMaxIterations
 	c.Memory.TopK = DefaultTopK
+	c.MaxAnswerBytes = DefaultMaxAnswerBytes
+	c.MaxRetryWaitSecs = DefaultMaxRetryWaitSecs
 }
 
 // validate applies the defaults that depend on other keys and checks every
@@ -150,6 +152,9 @@ func (c *Config) validate(md *toml.MetaData) error {
 		if err := p.normalize(name, c.Dir(), isSet); err != nil {
 			return err
 		}
+	}
+	if err := c.validateLimits(isSet); err != nil {
+		return err
 	}
 	if err := c.pickDefaultProvider(); err != nil {
 		return err

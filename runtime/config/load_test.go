@@ -69,6 +69,7 @@ cwd = "srv"
 		"nokey":     {Name: "nokey", Kind: "openai", APIBase: "https://api.openai.com/v1", DefaultModel: "m", TimeoutSecs: 120},
 	}
 	for name, w := range want {
+		w.MaxAnswerBytes, w.MaxRetryWaitSecs = DefaultMaxAnswerBytes, DefaultMaxRetryWaitSecs // inherited
 		if got := c.Providers[name]; got == nil || !reflect.DeepEqual(*got, w) {
 			t.Errorf("provider %s:\n got %+v\nwant %+v", name, got, w)
 		}

@@ -41,6 +41,8 @@ type AnthropicConfig struct {
 	// HTTPClient replaces the default client. The idle timeout still
 	// applies; connect and header timeouts are then the client's business.
 	HTTPClient *http.Client
+	// MaxAnswerBytes caps one answer, as OpenAIConfig.MaxAnswerBytes does.
+	MaxAnswerBytes int
 }
 
 type anthropic struct {
@@ -88,7 +90,7 @@ func (p *anthropic) stream(ctx context.Context, req *Request, onDelta func(Delta
 		return nil, fmt.Errorf("llm: encoding request: %w", err)
 	}
 	resp, err := p.conn.do(ctx, body, p.header, func(r io.Reader) (*Response, error) {
-		return decodeAnStream(r, onDelta)
+		return decodeAnStream(r, p.cfg.MaxAnswerBytes, onDelta)
 	})
 	if err != nil {
 		return nil, anClassify(err)

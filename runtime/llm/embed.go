@@ -154,7 +154,7 @@ func checkVectors(vecs [][]float32, want int, prev [][]float32) error {
 
 // retryDo calls fn until it succeeds, fails for good, or MaxRetries retries
 // are spent, with the same decisions and backoff as WithRetry: Retryable
-// errors only, Retry-After honoured (capped), jittered exponential delay,
+// errors only, Retry-After honoured up to MaxWait, jittered exponential delay,
 // and no retry once ctx is done. pol must have its defaults applied.
 func retryDo(ctx context.Context, pol RetryPolicy, what string, fn func() error) error {
 	for attempt := 0; ; attempt++ {
@@ -162,15 +162,8 @@ func retryDo(ctx context.Context, pol RetryPolicy, what string, fn func() error)
 		if err == nil || attempt >= pol.MaxRetries || !Retryable(err) || ctx.Err() != nil {
 			return err
 		}
-		wait := pol.delay(attempt, err)
-		pol.Logger.Warn("llm: retrying "+what,
-			"attempt", attempt+1, "max_retries", pol.MaxRetries, "delay", wait, "error", err.Error())
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("llm: %w while waiting to retry after: %v", ctx.Err(), err)
-		case <-t.C:
+		if err := pol.wait(ctx, attempt, what, err); err != nil {
+			return err
 		}
 	}
 }

@@ -98,20 +98,30 @@ func retryableStatus(code int) bool {
 	return code >= 500 && code <= 599
 }
 
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+// maxRetryAfter bounds what parseRetryAfter returns, so absurd values do
+// not overflow a Duration; anything this long is refused by the retry
+// policy anyway.
+const maxRetryAfter = 365 * 24 * time.Hour
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110 10.2.3). Zero means absent, unreadable or already past. Long
+// waits are kept as asked: the retry policy decides what it accepts.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 || secs > 24*3600 {
+		if !(secs > 0) { // also NaN
 			return 0
+		}
+		if secs >= maxRetryAfter.Seconds() {
+			return maxRetryAfter
 		}
 		return time.Duration(secs * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxRetryAfter)
 	}
 	return 0
 }

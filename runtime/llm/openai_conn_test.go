@@ -189,7 +189,7 @@ func TestDecodeOAStreamSplitEverywhere(t *testing.T) {
 	}
 	for i := 0; i <= len(rawStream); i++ {
 		r := io.MultiReader(strings.NewReader(rawStream[:i]), iotest.HalfReader(strings.NewReader(rawStream[i:])))
-		got, err := decodeOAStream(r, nil)
+		got, err := decodeOAStream(r, 0, nil)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("split at %d: %#v, %v", i, got, err)
 		}
@@ -203,7 +203,7 @@ func TestDecodeOAStreamWholeCallsWithSameIndex(t *testing.T) {
 		`data: {"choices":[{"delta":{"tool_calls":[{"id":"c","function":{"name":"h","arguments":"{"}}]}}]}` + "\n\n" +
 		`data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"}"}}]}}]}` + "\n\n" +
 		"data: [DONE]\n\n"
-	resp, err := decodeOAStream(strings.NewReader(s), nil)
+	resp, err := decodeOAStream(strings.NewReader(s), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/redact"
 )
@@ -34,9 +35,10 @@ const dialTimeout = 10 * time.Second
 // a failed start.
 const stderrTail = 5
 
-// stdioTransport runs a server command in its own process group. Its
-// connection's Close kills the whole group once the server has exited (or
-// been made to), so grandchildren (npx, sh -c) never outlive it.
+// stdioTransport runs a server command in its own process group, started
+// by childproc so that it dies with openheim. Its connection's Close kills
+// the whole group once the server has exited (or been made to), so
+// grandchildren (npx, sh -c) never outlive it.
 type stdioTransport struct {
 	cfg   *config.MCPServer
 	log   *slog.Logger
@@ -51,7 +53,6 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd := exec.Command(t.cfg.Command, t.cfg.Args...)
 	cmd.Env = environ(t.cfg.Env)
 	cmd.Dir = t.cfg.Cwd
-	setProcessGroup(cmd)
 	// An *os.File as Stderr: the child writes to the pipe directly, and
 	// cmd.Wait never waits for a copying goroutine that grandchildren
 	// holding the pipe open could stall.
@@ -60,7 +61,11 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	cmd.Stderr = w
-	conn, err := (&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}).Connect(ctx)
+	var conn mcp.Connection
+	err = childproc.StartFunc(cmd, func() (err error) {
+		conn, err = (&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}).Connect(ctx)
+		return err
+	})
 	w.Close()
 	if err != nil {
 		r.Close()
@@ -152,7 +157,7 @@ func (p *proc) lastLine() string {
 	return p.tail[len(p.tail)-1]
 }
 
-func (p *proc) kill() { killProcessGroup(p.cmd.Process.Pid) }
+func (p *proc) kill() { _ = childproc.KillGroup(p.cmd.Process.Pid) }
 
 // exited reports how the server ended, once it has been waited for.
 func (p *proc) exited() (string, bool) {
