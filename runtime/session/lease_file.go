@@ -138,8 +138,8 @@ func (fl *fileLease) Release() {
 }
 
 // heartbeat renews the lease every Stale/6 until Release, so other
-// processes can tell a long turn from a dead one; a renewal that finds the
-// lease taken over or gone ends it and marks the lease lost.
+// processes can tell a long turn from a dead one, and stops once a renewal
+// finds the lease lost.
 func (fl *fileLease) heartbeat() {
 	defer close(fl.beatDone)
 	t := time.NewTicker(fl.l.staleAfter() / 6)
@@ -150,19 +150,29 @@ func (fl *fileLease) heartbeat() {
 			return
 		case <-t.C:
 		}
-		err := fl.l.ifOurs(fl.dir, fl.id, fl.ours, func(path string) error {
-			renewed := fl.ours
-			renewed.RenewedAt = fl.l.now()
-			return writeLease(path, renewed)
-		})
-		if errors.Is(err, ErrLeaseLost) {
-			fl.lose(err) // the turn reports it
+		if fl.renew() {
 			return
 		}
-		if err != nil {
-			fl.l.warn(fmt.Sprintf("session %s: renewing lease: %v", fl.id, err))
-		}
 	}
+}
+
+// renew rewrites the lease with a fresh renewed_at if it is still ours;
+// when it is taken over or gone, it marks the lease lost (the turn then
+// reports it) and says so.
+func (fl *fileLease) renew() (lost bool) {
+	err := fl.l.ifOurs(fl.dir, fl.id, fl.ours, func(path string) error {
+		renewed := fl.ours
+		renewed.RenewedAt = fl.l.now()
+		return writeLease(path, renewed)
+	})
+	if errors.Is(err, ErrLeaseLost) {
+		fl.lose(err)
+		return true
+	}
+	if err != nil {
+		fl.l.warn(fmt.Sprintf("session %s: renewing lease: %v", fl.id, err))
+	}
+	return false
 }
 
 // ifOurs runs f on the lease file under the guard, only while the lease is

@@ -20,15 +20,18 @@ const fenceHelperEnv = "OPENHEIM_SESSION_FENCE_HELPER"
 
 // fenceHelper holds the lease of session arg ("dir|id") in its own process
 // and answers one line per command line: "append TEXT" stores a message
-// under the fence, "loop" appends until refused, "lost" waits for the lease
-// to be found lost (its renewals run every 50 ms).
+// under the fence, "loop" appends until refused, "renew" renews the lease
+// as the heartbeat does (which runs every 5 minutes: never, here, so a
+// SIGSTOP never lands while it holds the guard) and tells whether it is
+// lost.
 func fenceHelper(arg string) int {
 	dir, id, _ := strings.Cut(arg, "|")
-	lease, err := (&Locker{Dir: dir, Stale: 300 * time.Millisecond}).Acquire(id)
+	held, err := (&Locker{Dir: dir}).Acquire(id)
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
+	lease := held.(*fileLease)
 	defer lease.Release()
 	store := Fenced(&FileStore{Dir: dir}, id, lease)
 	fmt.Println("ready")
@@ -49,12 +52,11 @@ func fenceHelper(arg string) int {
 					break
 				}
 			}
-		case "lost":
-			select {
-			case <-lease.Lost():
+		case "renew":
+			if lease.renew() {
 				fmt.Println("lost:", lease.Err())
-			case <-time.After(10 * time.Second):
-				fmt.Println("not lost")
+			} else {
+				fmt.Println("renewed")
 			}
 		}
 	}
@@ -241,8 +243,11 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	})
 	<-inWrite
 	acquired := make(chan Lease)
+	warns := make(chan string, 4)
+	bl := taker(s.Dir)
+	bl.Warn = func(w string) { warns <- w }
 	go func() {
-		b, err := taker(s.Dir).Acquire(lockID)
+		b, err := bl.Acquire(lockID)
 		if err != nil {
 			t.Error(err)
 		}
@@ -258,6 +263,10 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	defer b.Release()
 	if !written.Load() {
 		t.Fatal("the takeover returned before the write ended")
+	}
+	<-warns // taking over the lease
+	if w := <-warns; !strings.Contains(w, "waiting for the previous holder's write in progress to end") {
+		t.Errorf("warning %q", w)
 	}
 	if err := a.Fence(func() error { return nil }); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("a's next fence: %v", err)

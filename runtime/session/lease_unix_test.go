@@ -16,12 +16,17 @@ import (
 // TestLeaseTwoProcesses: a real second process holds the lease and is
 // stopped (SIGSTOP, as a laptop asleep); this process takes the session
 // over and appends. Resumed, the holder's renewal finds the lease taken
-// and its append is refused, naming this process.
+// and its append is refused, naming this process. (The holder is stopped
+// only while idle: stopped holding the guard or its session's flock, it
+// would keep this process waiting for it, as it should.)
 func TestLeaseTwoProcesses(t *testing.T) {
 	s := newLeaseStore(t)
 	child, cmd, _ := startFenceHelper(t, s.Dir)
 	if got := cmd("append a1"); got != "ok" {
 		t.Fatalf("a1: %s", got)
+	}
+	if got := cmd("renew"); got != "renewed" {
+		t.Fatalf("renewal before the pause: %s", got)
 	}
 	if err := child.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -39,7 +44,7 @@ func TestLeaseTwoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("the session's lease was taken over by pid %d on host b; this turn was stopped", os.Getpid())
-	if got := cmd("lost"); got != "lost: "+want {
+	if got := cmd("renew"); got != "lost: "+want {
 		t.Errorf("renewal after the pause: %q", got)
 	}
 	if got := cmd("append a2"); got != "refused: "+want {

@@ -167,7 +167,7 @@ func (l *Locker) Acquire(id string) (Lease, error) {
 		return nil, err
 	}
 	if replaced {
-		waitOutFences(dir, id)
+		l.waitOutFences(dir, id)
 	}
 	return startLease(l, dir, id, ours, forget), nil
 }
@@ -175,14 +175,20 @@ func (l *Locker) Acquire(id string) (Lease, error) {
 // waitOutFences waits for a write that a displaced holder may still have in
 // flight: it checked the lease before ours replaced it, and holds the
 // session's fence lock until its write is done. Every later check of its
-// sees our lease, so after this no write of its can follow ours.
-func waitOutFences(dir, id string) {
+// sees our lease, so after this no write of its can follow ours. A holder
+// stopped mid-write (SIGSTOP) is waited for until it resumes.
+func (l *Locker) waitOutFences(dir, id string) {
 	f, err := os.Open(messagesPath(dir, id))
 	if err != nil {
 		return // no messages file: its fences lock the guard, which take held
 	}
 	defer f.Close()
-	if unlock, err := lockFile(f); err == nil {
+	unlock, busy, err := tryLockFile(f)
+	if busy {
+		l.warn(fmt.Sprintf("session %s: waiting for the previous holder's write in progress to end", id))
+		unlock, err = lockFile(f)
+	}
+	if err == nil {
 		unlock()
 	}
 }

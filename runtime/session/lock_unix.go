@@ -46,6 +46,18 @@ func lockFile(f *os.File) (unlock func(), err error) {
 	return func() { flock(f, syscall.LOCK_UN) }, nil
 }
 
+// tryLockFile is lockFile without waiting: busy says another holds it.
+func tryLockFile(f *os.File) (unlock func(), busy bool, err error) {
+	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return func() { flock(f, syscall.LOCK_UN) }, false, nil
+}
+
 func flock(f *os.File, how int) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), how)
