@@ -96,7 +96,9 @@ func (fl *fileLease) Fence(write func() error) error {
 }
 
 // lockSession locks the messages file, kept open for the next fences (an
-// open is a third of a fence's cost); while there is none, the guard.
+// open is a third of a fence's cost); while there is none, the guard. The
+// open file stays the one takeovers lock: a live session's messages file is
+// only ever appended to (trash and purge take the lease first).
 func (fl *fileLease) lockSession() (unlock func(), err error) {
 	if fl.msgs == nil {
 		f, err := os.Open(messagesPath(fl.dir, fl.id))
