@@ -201,11 +201,11 @@ func TestBusyAndLocked(t *testing.T) {
 
 	// Another process holds the session's lease.
 	other := &session.Locker{Dir: c.eng.Store.(*session.FileStore).Dir, PID: os.Getppid(), Host: "elsewhere"}
-	release, err := other.Acquire(id)
+	held, err := other.Acquire(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer held.Release()
 	_, err = c.call(MethodSessionPrompt, map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "three"}}})
 	wantError(t, err, jsonrpc.Internal, fmt.Sprintf(`"kind":"session_locked","pid":%d,"session_id":"%s"`, os.Getppid(), id))
 }

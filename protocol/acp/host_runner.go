@@ -155,13 +155,14 @@ func (r *HostRunner) Prompt(ctx context.Context, req engine.Request) (session.Me
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	if e.Locker != nil {
-		release, err := e.Locker.Acquire(meta.ID)
-		if err != nil {
-			return session.Meta{}, event.End{}, err
-		}
-		defer release()
+	lease, err := e.Lease(meta.ID)
+	if err != nil {
+		return session.Meta{}, event.End{}, err
 	}
+	defer lease.Release()
+	ctx, stopWatch := session.LeaseContext(ctx, lease)
+	defer stopWatch()
+	store := session.Fenced(e.Store, meta.ID, lease)
 	workDir := req.WorkDir
 	if workDir == "" {
 		workDir = e.Config.WorkDir
@@ -199,7 +200,7 @@ func (r *HostRunner) Prompt(ctx context.Context, req engine.Request) (session.Me
 	if sink == nil {
 		sink = event.Discard
 	}
-	tr := &transcript{sink: sink, store: e.Store, id: meta.ID, next: stored}
+	tr := &transcript{sink: sink, store: store, id: meta.ID, next: stored}
 	if err := tr.commit(message.Message{Role: message.RoleUser, Content: req.Input}); err != nil {
 		return session.Meta{}, event.End{}, err
 	}
@@ -210,11 +211,12 @@ func (r *HostRunner) Prompt(ctx context.Context, req engine.Request) (session.Me
 	if err := tr.flush(true); err != nil && end.Err == nil {
 		end.Err = err
 	}
+	end = engine.LeaseEnd(end, lease)
 	meta.UpdatedAt = time.Now().UTC()
 	if cur, err := e.Store.LoadMeta(meta.ID); err == nil && cur.Title != nil {
 		meta.Title = cur.Title
 	}
-	if err := e.Store.SaveMeta(meta); err != nil && end.Err == nil {
+	if err := store.SaveMeta(meta); err != nil && end.Err == nil {
 		end.Err = err
 	}
 	return meta, end, nil
