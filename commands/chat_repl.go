@@ -15,6 +15,7 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/openheim/openheim/commands/tui"
+	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
@@ -60,7 +61,10 @@ func (c *chat) newREPL() (*repl, error) {
 	if err != nil {
 		return nil, failure(fmt.Errorf("chat: %w", err))
 	}
-	r := &repl{c: c, rl: rl, out: &promptWriter{plain: c.ios.Out, around: rl.Stdout()}}
+	// The transcript passes the config's redactor (error lines quote
+	// provider errors); readline's own writes (the input line) do not.
+	red := c.ios.Redactor()
+	r := &repl{c: c, rl: rl, out: &promptWriter{plain: red.Writer(c.ios.Out), around: red.Writer(rl.Stdout())}}
 	ios := *c.ios
 	ios.ErrOut = &promptWriter{plain: c.ios.ErrOut, around: rl.Stderr(), asking: r.out.flag()}
 	c.ios, c.out = &ios, r.out
@@ -302,6 +306,7 @@ func (r *repl) handleSignals() (stop func()) {
 				r.mu.Unlock()
 				if force {
 					fmt.Fprint(r.c.ios.Out, pasteOff)
+					childproc.KillAll() // the cleanup of a normal return is skipped
 					os.Exit(ExitInterrupt)
 				}
 				if sig == syscall.SIGTERM {

@@ -119,7 +119,7 @@ func (c *chat) script(ctx context.Context, in io.Reader, opts *ChatOptions) erro
 	var enc *ndjson.Encoder
 	var steps *stepWriter
 	if opts.JSON {
-		enc = ndjson.NewEncoder(c.ios.Out)
+		enc = ndjson.NewEncoder(c.ios.Out).WithRedactor(c.ios.Redactor())
 	} else {
 		steps = &stepWriter{w: c.ios.Out}
 		ios := *c.ios

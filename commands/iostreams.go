@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // IOStreams decides in one place where output goes and whether it is a
@@ -17,6 +19,28 @@ type IOStreams struct {
 
 	InTTY, OutTTY, ErrTTY bool
 	Color                 bool
+
+	red    *redact.Redactor // the loaded config's secrets; nil before or without
+	rawErr io.Writer        // ErrOut before it was wrapped
+}
+
+// Redactor masks the secrets of the config the command loaded (nil, which
+// masks nothing, before one is loaded). Output that may quote an error on
+// stdout (NDJSON, the chat transcript) passes it.
+func (s *IOStreams) Redactor() *redact.Redactor { return s.red }
+
+// useRedactor makes r mask everything written to ErrOut from now on (error
+// lines, warnings, hints: each is one Write) and every log record. Stdout
+// is not wrapped: it carries protocols (ACP, MCP over stdio) whose content
+// must reach the peer unchanged; its human and NDJSON writers apply
+// Redactor themselves.
+func (s *IOStreams) useRedactor(r *redact.Redactor) {
+	if s.rawErr == nil {
+		s.rawErr = s.ErrOut
+	}
+	s.red = r
+	s.ErrOut = r.Writer(s.rawErr)
+	logRedactor.Store(r)
 }
 
 // System returns the process's streams.

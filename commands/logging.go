@@ -5,12 +5,22 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
+
+	"github.com/openheim/openheim/runtime/redact"
 )
+
+// logRedactor masks the loaded config's secrets in every log record; it is
+// set once the config is read (IOStreams.useRedactor), after logging was
+// set up.
+var logRedactor atomic.Pointer[redact.Redactor]
 
 // setupLogging sends log/slog to stderr (stdout is for answers and
 // protocols) at the level named by OPENHEIM_LOG: debug, info, warn (the
 // default) or error. Times are left out: the lines sit next to a human's
-// prompt, and scripts that need times have the NDJSON.
+// prompt, and scripts that need times have the NDJSON. Every record passes
+// the config's redactor (retry warnings quote provider errors, MCP servers'
+// stderr is relayed at info level).
 func setupLogging(w io.Writer) {
 	level := slog.LevelWarn
 	switch strings.ToLower(os.Getenv("OPENHEIM_LOG")) {
@@ -27,5 +37,5 @@ func setupLogging(w io.Writer) {
 		}
 		return a
 	}})
-	slog.SetDefault(slog.New(h))
+	slog.SetDefault(slog.New(redact.Handler(h, logRedactor.Load)))
 }

@@ -20,7 +20,7 @@ func startMCP(ctx context.Context, cfg *config.Config, ios *IOStreams, version s
 	if len(cfg.MCPServers) == 0 {
 		return nil
 	}
-	m := mcp.NewManager(cfg.MCPServers, mcp.Options{Version: version, Warn: func(name string, err error) {
+	m := mcp.NewManager(cfg.MCPServers, mcp.Options{Version: version, Redact: cfg.Redactor(), Warn: func(name string, err error) {
 		fmt.Fprintf(ios.ErrOut, "openheim: warning: MCP server %s: %v (its tools are left out)\n", name, err)
 	}})
 	m.Start(ctx)
@@ -80,7 +80,7 @@ func connectAll(ctx context.Context, cmd *cli.Command, ios *IOStreams, version, 
 	}
 	// Failures are shown by each command (the status table, a warning
 	// line), not logged a second time.
-	m := mcp.NewManager(servers, mcp.Options{Version: version, Warn: func(string, error) {}})
+	m := mcp.NewManager(servers, mcp.Options{Version: version, Redact: cfg.Redactor(), Warn: func(string, error) {}})
 	m.Start(ctx)
 	m.Wait(ctx)
 	return m, nil

@@ -224,7 +224,9 @@ func newCmdMCPAdd(ios *IOStreams) *cli.Command {
 		Description: `Adds [mcp_servers.NAME] to the config file, keeping its other lines and
 comments. A stdio server is the command after "--"; an HTTP server is --url.
 The result is checked before the file is replaced: an invalid server leaves it
-untouched.
+untouched. A server with a header, an env value, a secret-looking argument or a
+URL with credentials makes the file readable by you only (mode 0600), and
+says so.
 
 Examples:
   openheim mcp add everything -- npx -y @modelcontextprotocol/server-everything
@@ -266,6 +268,9 @@ Examples:
 				return usageErr(fmt.Errorf("mcp add: %w", err), "")
 			}
 			fmt.Fprintf(ios.ErrOut, "added MCP server %s to %s; check it with 'openheim mcp ls'\n", name, path)
+			if s.HoldsSecret() {
+				fmt.Fprintf(ios.ErrOut, "openheim: %s now holds a secret (header, env or URL credentials): it is readable by you only (0600)\n", path)
+			}
 			return nil
 		},
 	}

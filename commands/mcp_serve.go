@@ -31,17 +31,22 @@ turn, and the [permissions] rules apply: denied tools are refused; tools the
 rules would ask about run (the host asks its user), unless --deny-ask.
 
 Over stdio by default (stdout carries only the protocol). --http ADDR serves
-Streamable HTTP at http://ADDR/mcp instead; a non-loopback ADDR needs a token
-(--token or OPENHEIM_TOKEN) or --insecure-no-auth, as for 'openheim serve'.
+Streamable HTTP at http://ADDR/mcp instead, with the access rules of
+'openheim serve': every request needs "Authorization: Bearer <token>", the
+token given (--token or OPENHEIM_TOKEN) or else the one kept in
+$OPENHEIM_HOME/serve_token (made on first use); --insecure-no-auth turns
+that off on a loopback address only.
 
 Examples:
   openheim mcp serve
   claude mcp add openheim -- openheim mcp serve
-  openheim mcp serve --http 127.0.0.1:8765`,
+  openheim mcp serve --http 127.0.0.1:8765
+  claude mcp add --transport http openheim http://127.0.0.1:8765/mcp \
+    --header "Authorization: Bearer $(cat ~/.openheim/serve_token)"`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` (host:port) at /mcp instead of stdio"},
-			&cli.StringFlag{Name: "token", Usage: "with --http: require this bearer token (default $OPENHEIM_TOKEN)", Sources: cli.EnvVars("OPENHEIM_TOKEN")},
-			&cli.BoolFlag{Name: "insecure-no-auth", Usage: "with --http: allow a non-loopback address without a token"},
+			&cli.StringFlag{Name: "token", Usage: "with --http: require this bearer token (default $OPENHEIM_TOKEN, else the one kept in $OPENHEIM_HOME/serve_token)", Sources: cli.EnvVars("OPENHEIM_TOKEN")},
+			&cli.BoolFlag{Name: "insecure-no-auth", Usage: "with --http: require no token (loopback addresses only)"},
 			&cli.BoolFlag{Name: "deny-ask", Usage: "refuse the tools the permission rules would ask about"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -77,7 +82,8 @@ Examples:
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if addr := cmd.String("http"); addr != "" {
-				return serveMCPHTTP(ctx, ios, addr, cmd.String("token"), cmd.Bool("insecure-no-auth"), opts)
+				return serveMCPHTTP(ctx, ios, addr, mcpHTTPAuth{token: cmd.String("token"), insecure: cmd.Bool("insecure-no-auth"),
+					origins: cfg.Serve.AllowedOrigins}, opts)
 			}
 			err = mcpserver.ServeStdio(ctx, opts, ios.In, ios.Out)
 			if err != nil && !errors.Is(err, context.Canceled) {
@@ -88,15 +94,21 @@ Examples:
 	}
 }
 
-func serveMCPHTTP(ctx context.Context, ios *IOStreams, addr, token string, insecure bool, opts mcpserver.Options) error {
+// mcpHTTPAuth is what --http's access check is built from.
+type mcpHTTPAuth struct {
+	token    string
+	insecure bool
+	origins  []string // serve.allowed_origins
+}
+
+func serveMCPHTTP(ctx context.Context, ios *IOStreams, addr string, a mcpHTTPAuth, opts mcpserver.Options) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usageErr(fmt.Errorf("mcp serve: --http %q: %w", addr, err), "e.g. --http 127.0.0.1:8765")
 	}
-	loopback := server.IsLoopback(host)
-	if !loopback && token == "" && !insecure {
-		return usageErr(fmt.Errorf("mcp serve: listening on %q needs a token", host),
-			"set --token or OPENHEIM_TOKEN, or pass --insecure-no-auth to serve without authentication")
+	auth, err := resolveServeAuth(ios, "mcp serve", host, a.token, a.insecure)
+	if err != nil {
+		return err
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -104,8 +116,8 @@ func serveMCPHTTP(ctx context.Context, ios *IOStreams, addr, token string, insec
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpserver.Handler(opts))
-	srv := &http.Server{Handler: server.Guard(mux, token, loopback, nil), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	fmt.Fprintf(ios.ErrOut, "openheim: MCP server listening on http://%s/mcp; Ctrl-C stops\n", l.Addr())
+	srv := &http.Server{Handler: server.Guard(mux, auth.token, a.origins), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	fmt.Fprintf(ios.ErrOut, "openheim: MCP server listening on http://%s/mcp (%s); Ctrl-C stops\n", l.Addr(), auth.describe())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	select {

@@ -16,6 +16,7 @@ import (
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/agent"
+	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
@@ -175,7 +176,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	var text *textRenderer
 	var queue *event.Queue
 	if opts.JSON {
-		enc = ndjson.NewEncoder(ios.Out)
+		enc = ndjson.NewEncoder(ios.Out).WithRedactor(ios.Redactor())
 		queue = event.NewQueue(enc, 4096)
 	} else {
 		text = newTextRenderer(ios)
@@ -396,6 +397,7 @@ func interruptible(parent context.Context) (context.Context, *interrupter) {
 			if s, ok := sig.(syscall.Signal); ok {
 				n = int(s)
 			}
+			childproc.KillAll() // the cleanup of a normal return is skipped
 			os.Exit(128 + n)
 		}
 	}()

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 // `openheim prompt ... > answer.txt` captures the answer only.
 type textRenderer struct {
 	io      *IOStreams
-	last    byte // last byte written to stdout
+	out     io.Writer // io.Out through the config's redactor (per chunk)
+	last    byte      // last byte written to stdout
 	wrote   bool
 	pending map[string]string // tool call id -> title
 	inThink bool
@@ -23,7 +25,7 @@ type textRenderer struct {
 }
 
 func newTextRenderer(ios *IOStreams) *textRenderer {
-	return &textRenderer{io: ios, pending: map[string]string{}}
+	return &textRenderer{io: ios, out: ios.Redactor().Writer(ios.Out), pending: map[string]string{}}
 }
 
 // Emit implements event.Sink.
@@ -36,12 +38,12 @@ func (r *textRenderer) Emit(e event.Event) {
 		r.endThinking()
 		if r.newReply && r.wrote {
 			if r.last != '\n' {
-				fmt.Fprint(r.io.Out, "\n")
+				fmt.Fprint(r.out, "\n")
 			}
-			fmt.Fprint(r.io.Out, "\n")
+			fmt.Fprint(r.out, "\n")
 		}
 		r.newReply = false
-		fmt.Fprint(r.io.Out, e.Content.Text)
+		fmt.Fprint(r.out, e.Content.Text)
 		r.wrote = true
 		r.last = e.Content.Text[len(e.Content.Text)-1]
 	case event.AgentThoughtChunk:
@@ -77,7 +79,7 @@ func (r *textRenderer) Emit(e event.Event) {
 // where both streams share the screen.
 func (r *textRenderer) lineBreak() {
 	if r.io.OutTTY && r.wrote && r.last != '\n' {
-		fmt.Fprintln(r.io.Out)
+		fmt.Fprintln(r.out)
 		r.last = '\n'
 	}
 }
@@ -93,7 +95,7 @@ func (r *textRenderer) endThinking() {
 func (r *textRenderer) finish() {
 	r.endThinking()
 	if r.wrote && r.last != '\n' {
-		fmt.Fprintln(r.io.Out)
+		fmt.Fprintln(r.out)
 	}
 }
 

@@ -90,6 +90,9 @@ func loadConfig(path string, ios *IOStreams) (*config.Config, error) {
 	if err != nil {
 		return nil, usageErr(err, "check the file, or run 'openheim init' to write a commented one")
 	}
+	// From here on, stderr and the log mask the config's secrets: every
+	// error printed at exit (PrintError) included.
+	ios.useRedactor(cfg.Redactor())
 	return cfg, nil
 }
 

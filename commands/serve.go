@@ -43,12 +43,17 @@ channel "fs", notices on channel "system"), bare ACP on the WebSocket /acp,
 the session-first REST + SSE API under /api/agents and /v1 (seed 003), and
 /healthz. See docs/serve.md and docs/sessions-api.md.
 
-It listens on 127.0.0.1:1217 by default. Listening on any other address needs
-a token (--token or OPENHEIM_TOKEN), or --insecure-no-auth to run without one
-on purpose. With a token every request must send "Authorization: Bearer
-<token>"; a browser opening a WebSocket may pass ?token=<token> instead.
-Browsers are refused unless their Origin is the server itself, localhost, or
-listed in serve.allowed_origins of the config.
+It listens on 127.0.0.1:1217 by default and requires a token of every
+request, loopback included: the one given (--token or OPENHEIM_TOKEN), else
+a random one it makes on first use and keeps (mode 0600) in
+$OPENHEIM_HOME/serve_token. It prints the web client's address with the
+token after "#" (never sent to the server, so never in an access log); API
+clients send "Authorization: Bearer <token>", and a browser opening a
+WebSocket may pass ?token=<token> instead. Whoever holds the token can do
+everything the agent can: run its tools in work_dir, the shell when
+allow_shell is on. --insecure-no-auth turns the token off, on a loopback
+address only. Browsers are refused unless their Origin is the server's own
+or listed in serve.allowed_origins of the config.
 
 SIGINT or SIGTERM stops it gracefully: running turns are cancelled and their
 sessions saved, WebSocket clients get a "shutting_down" notice on the system
@@ -58,13 +63,13 @@ Examples:
   openheim serve
   openheim serve --port 8080
   OPENHEIM_TOKEN=$(openssl rand -hex 32) openheim serve --host 0.0.0.0
-  curl -H "Authorization: Bearer $OPENHEIM_TOKEN" http://host:1217/api/sessions
-  curl -sN http://127.0.0.1:1217/v1/sessions/conv_<id>/stream`,
+  curl -H "Authorization: Bearer $(cat ~/.openheim/serve_token)" http://127.0.0.1:1217/api/sessions
+  curl -sN -H "Authorization: Bearer $OPENHEIM_TOKEN" http://host:1217/v1/sessions/conv_<id>/stream`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on"},
 			&cli.IntFlag{Name: "port", Value: 1217, Usage: "port to listen on (0 picks a free one)"},
-			&cli.StringFlag{Name: "token", Usage: "require this bearer token (default $OPENHEIM_TOKEN)", Sources: cli.EnvVars("OPENHEIM_TOKEN")},
-			&cli.BoolFlag{Name: "insecure-no-auth", Usage: "allow a non-loopback address without a token"},
+			&cli.StringFlag{Name: "token", Usage: "require this bearer token (default $OPENHEIM_TOKEN, else the one kept in $OPENHEIM_HOME/serve_token)", Sources: cli.EnvVars("OPENHEIM_TOKEN")},
+			&cli.BoolFlag{Name: "insecure-no-auth", Usage: "require no token (loopback addresses only; anyone on this machine can then use the agent)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := noArgs(cmd); err != nil {
@@ -83,10 +88,9 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 	if opts.Port < 0 || opts.Port > 65535 {
 		return usageErr(fmt.Errorf("serve: port %d is out of range", opts.Port), "use 0-65535 (0 picks a free port)")
 	}
-	loopback := server.IsLoopback(opts.Host)
-	if !loopback && opts.Token == "" && !opts.InsecureNoAuth {
-		return usageErr(fmt.Errorf("serve: listening on %q needs a token", opts.Host),
-			"set --token or OPENHEIM_TOKEN, or pass --insecure-no-auth to serve without authentication")
+	auth, err := resolveServeAuth(opts.IO, "serve", opts.Host, opts.Token, opts.InsecureNoAuth)
+	if err != nil {
+		return err
 	}
 	cfg, err := loadConfig(opts.ConfigPath, opts.IO)
 	if err != nil {
@@ -110,19 +114,19 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 	eng := withMCP(newEngine(cfg, env), servers)
 	defer withMemory(eng, cfg, opts.IO)()
 	srv, err := server.New(server.Options{Engine: eng, Catalog: env.catalog, Version: opts.Version,
-		Token: opts.Token, Loopback: loopback, DataDir: config.Home()})
+		Token: auth.token, InsecureNoAuth: auth.token == "", Loopback: server.IsLoopback(opts.Host), DataDir: config.Home()})
 	if err != nil {
 		return failure(fmt.Errorf("serve: %w", err))
 	}
-
-	auth := "no token"
-	switch {
-	case opts.Token != "":
-		auth = "token required"
-	case !loopback:
-		auth = "NO AUTHENTICATION (--insecure-no-auth)"
+	base := "http://" + l.Addr().String()
+	fmt.Fprintf(opts.IO.ErrOut, "openheim: listening on %s (%s); Ctrl-C stops\n", base, auth.describe())
+	if auth.stored != nil {
+		// After "#": the browser keeps it to itself, so it reaches no
+		// request line or access log; the web client takes it from there.
+		fmt.Fprintf(opts.IO.ErrOut, "openheim: web client: %s/#token=%s\n", base, auth.stored.Value)
+	} else {
+		fmt.Fprintf(opts.IO.ErrOut, "openheim: web client: %s/\n", base)
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "openheim: listening on http://%s (%s); Ctrl-C stops\n", l.Addr(), auth)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/openheim/openheim/commands"
+	"github.com/openheim/openheim/runtime/childproc"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -24,5 +25,8 @@ func main() {
 	for _, f := range atExit {
 		f()
 	}
+	// Whatever the commands' own cleanup left (a shell command's
+	// background jobs) does not outlive openheim.
+	childproc.KillAll()
 	os.Exit(commands.CodeOf(err))
 }

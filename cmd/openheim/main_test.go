@@ -88,6 +88,7 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(s.Close)
 	ts.Setenv("LLM_URL", s.URL())
 	ts.Setenv("LLM_BASE", strings.TrimSuffix(s.URL(), "/v1"))
+	ts.Setenv("LLM_HOST", strings.TrimPrefix(strings.TrimSuffix(s.URL(), "/v1"), "http://"))
 	ts.Value(fakeKey{}).(*fakeHolder).s = s
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,11 +97,22 @@ func TestMCPServeStdio(t *testing.T) {
 
 var mcpListenRE = regexp.MustCompile(`listening on (http://\S+/mcp)`)
 
-// TestMCPServeHTTP: the same over Streamable HTTP, and the address rules.
+// bearer adds a token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPServeHTTP: the same over Streamable HTTP with the token serve
+// keeps (made on first use, required), and the address rules.
 func TestMCPServeHTTP(t *testing.T) {
 	cfg, work := mcpServeConfig(t)
+	home := t.TempDir()
 	cmd := exec.Command(binary(t), "--config", cfg, "mcp", "serve", "--http", "127.0.0.1:0")
-	cmd.Env = append(withoutEnv("OPENHEIM_TOKEN"), "OPENHEIM_HOME="+t.TempDir())
+	cmd.Env = append(withoutEnv("OPENHEIM_TOKEN"), "OPENHEIM_HOME="+home)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -136,19 +148,27 @@ func TestMCPServeHTTP(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	token, err := os.ReadFile(filepath.Join(home, "serve_token"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if _, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil); err == nil {
+		t.Error("connected without the token")
+	}
+	hc := &http.Client{Transport: bearer{strings.TrimSpace(string(token))}}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
 	checkOpenheimTools(t, ctx, cs, work)
 
-	bad := exec.Command(binary(t), "--config", cfg, "mcp", "serve", "--http", "0.0.0.0:0")
+	bad := exec.Command(binary(t), "--config", cfg, "mcp", "serve", "--http", "0.0.0.0:0", "--insecure-no-auth")
 	bad.Env = withoutEnv("OPENHEIM_TOKEN")
 	out, err := bad.CombinedOutput()
-	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "needs a token") {
-		t.Errorf("non-loopback without token: exit %d: %s", code, out)
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "loopback") {
+		t.Errorf("non-loopback without authentication: exit %d: %s", code, out)
 	}
 }
 

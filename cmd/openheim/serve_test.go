@@ -49,7 +49,7 @@ func TestServeACPWithRealClient(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, node, "--experimental-websocket", filepath.Join(driverDir, "ws-driver.mjs"),
-				"ws://"+strings.TrimPrefix(srv.url, "http://"), mode, work)
+				"ws://"+strings.TrimPrefix(srv.url, "http://"), mode, work, srv.token)
 			cmd.Dir = driverDir
 			cmd.WaitDelay = 5 * time.Second
 			var stdout, stderr strings.Builder
@@ -83,7 +83,7 @@ func TestServeACPWithRealClient(t *testing.T) {
 			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &report); err != nil {
 				t.Fatalf("report: %v\n%s", err, stdout.String())
 			}
-			want := 13 // see ws-driver.mjs: 2 per connection, 6 on the first, 3 on the second
+			want := 14 // see ws-driver.mjs: 2 per connection, 7 on the first, 3 on the second
 			if mode == "ws" {
 				want += 2 // the greeting, once per connection
 			}
@@ -140,6 +140,8 @@ func TestServeACPWithRealClient(t *testing.T) {
 type served struct {
 	cmd    *exec.Cmd
 	url    string        // http://127.0.0.1:PORT
+	web    string        // the web client's address it printed, #token=... included
+	token  string        // the token in that address
 	exited chan struct{} // closed once the process has exited; err is then set
 	err    error
 
@@ -153,14 +155,32 @@ func (s *served) stderr() string {
 	return s.buf.String()
 }
 
-var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
+var (
+	listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
+	webClientRE = regexp.MustCompile(`web client: (http://\S+)`)
+)
 
-// startServe starts `openheim serve` on a free loopback port and waits for
-// its "listening on" line. The process is killed at cleanup if it still runs.
+// startServe starts `openheim serve` on a free loopback port, as a user
+// would (no token given: it makes one), and waits for its "listening on"
+// and "web client" lines. The process is killed at cleanup if it still
+// runs.
 func startServe(t *testing.T, r *rig) *served {
 	t.Helper()
-	cmd := exec.Command(r.bin, "--config", r.cfg, "serve", "--host", "127.0.0.1", "--port", "0")
-	cmd.Env = append(withoutEnv("OPENHEIM_TOKEN"), "OPENHEIM_HOME="+r.home)
+	s := startServeWith(t, r, nil)
+	token, ok := strings.CutPrefix(s.web, s.url+"/#token=")
+	if !ok || token == "" {
+		t.Fatalf("web client address %q: want %s/#token=<token>", s.web, s.url)
+	}
+	s.token = token
+	return s
+}
+
+// startServeWith is startServe with more arguments and environment
+// variables ("K=V"), without checking what it printed about the token.
+func startServeWith(t *testing.T, r *rig, args []string, env ...string) *served {
+	t.Helper()
+	cmd := exec.Command(r.bin, append([]string{"--config", r.cfg, "serve", "--host", "127.0.0.1", "--port", "0"}, args...)...)
+	cmd.Env = append(append(withoutEnv("OPENHEIM_TOKEN"), "OPENHEIM_HOME="+r.home), env...)
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -169,18 +189,22 @@ func startServe(t *testing.T, r *rig) *served {
 		t.Fatal(err)
 	}
 	s := &served{cmd: cmd, exited: make(chan struct{})}
-	urlc := make(chan string, 1)
+	urlc := make(chan [2]string, 1)
 	go func() {
 		// Read stderr to EOF before Wait, which closes the pipe.
 		sc := bufio.NewScanner(pr)
+		var listening string
 		for sc.Scan() {
 			line := sc.Text()
 			s.mu.Lock()
 			s.buf.WriteString(line + "\n")
 			s.mu.Unlock()
 			if m := listeningRE.FindStringSubmatch(line); m != nil {
+				listening = m[1]
+			}
+			if m := webClientRE.FindStringSubmatch(line); m != nil && listening != "" {
 				select {
-				case urlc <- m[1]:
+				case urlc <- [2]string{listening, m[1]}:
 				default:
 				}
 			}
@@ -198,7 +222,8 @@ func startServe(t *testing.T, r *rig) *served {
 		}
 	})
 	select {
-	case s.url = <-urlc:
+	case u := <-urlc:
+		s.url, s.web = u[0], u[1]
 	case <-s.exited:
 		t.Fatalf("openheim serve exited before listening: %v\nstderr:\n%s", s.err, s.stderr())
 	case <-time.After(20 * time.Second):
@@ -226,8 +251,8 @@ next:
 }
 
 // TestServeUsageErrors checks that `openheim serve` refuses, with exit code
-// 2 and before listening, a non-loopback address without a token and a port
-// out of range.
+// 2 and before listening, --insecure-no-auth on a non-loopback address or
+// beside a token, and a port out of range.
 func TestServeUsageErrors(t *testing.T) {
 	r := newRig(t)
 	cases := []struct {
@@ -235,8 +260,10 @@ func TestServeUsageErrors(t *testing.T) {
 		args []string
 		want []string // on stderr
 	}{
-		{"public address without a token", []string{"--host", "0.0.0.0", "--port", "0"},
-			[]string{"0.0.0.0", "--token", "OPENHEIM_TOKEN", "--insecure-no-auth"}},
+		{"no authentication on a public address", []string{"--host", "0.0.0.0", "--port", "0", "--insecure-no-auth"},
+			[]string{"0.0.0.0", "--insecure-no-auth", "loopback"}},
+		{"no authentication and a token", []string{"--port", "0", "--insecure-no-auth", "--token", "0123456789abcdef0123"},
+			[]string{"--insecure-no-auth", "token"}},
 		{"port out of range", []string{"--port", "70000"}, []string{"70000"}},
 	}
 	for _, c := range cases {

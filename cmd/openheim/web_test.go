@@ -25,7 +25,8 @@ const chromiumPath = "/usr/bin/chromium"
 
 // TestWebClient opens the built-in web client of `openheim serve` in a real
 // headless Chromium (testdata/web/e2e.mjs, through playwright-core) and uses
-// it as a person would: load, a prompt whose tool call and markdown answer
+// it as a person would: load (from the address serve printed, the token
+// after "#"), a prompt whose tool call and markdown answer
 // render, a write that asks for permission, stop during a hanging stream,
 // the file tree following a file made on disk, replay of the session after
 // a reload, and a phone-sized viewport. Each step saves a screenshot in
@@ -85,7 +86,8 @@ command = %q
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(webDir, "e2e.mjs"), srv.url, work, shots)
+	// The address serve printed, token after "#", as a person would open it.
+	cmd := exec.CommandContext(ctx, node, filepath.Join(webDir, "e2e.mjs"), srv.web, work, shots)
 	cmd.Dir = webDir
 	cmd.Env = append(os.Environ(), "CHROMIUM="+chromiumPath)
 	// Chromium runs in node's process group: a timeout kills them all.

@@ -27,6 +27,9 @@ type Agent struct {
 	// other's turns; nil gives the connection its own, whose turns end
 	// with it (stdio).
 	Hub *Hub
+	// Policy, when set, bounds the cwd and mcpServers clients may ask for
+	// (the server's transports); nil trusts the client (stdio).
+	Policy *SessionPolicy
 
 	hub  *Hub
 	peer *jsonrpc.Peer
@@ -71,7 +74,8 @@ func (a *Agent) Serve(ctx context.Context, s jsonrpc.Stream) error {
 		a.hub = NewHub(ctx, a.Engine)
 		defer a.hub.Stop()
 	}
-	a.peer = jsonrpc.NewPeer(s, a, jsonrpc.WithInOrder(func(m string) bool { return m == MethodInitialize }))
+	a.peer = jsonrpc.NewPeer(s, a, jsonrpc.WithInOrder(func(m string) bool { return m == MethodInitialize }),
+		jsonrpc.WithRedactor(a.Engine.Redactor()))
 	err := a.peer.Run(ctx)
 	a.mu.Lock()
 	live := a.sessions

@@ -87,6 +87,9 @@ func (a *Agent) newSession(r NewSessionRequest) (any, error) {
 	if r.CWD == "" {
 		r.CWD = a.Engine.Config.WorkDir
 	}
+	if err := a.Policy.check(r.CWD, r.MCPServers); err != nil {
+		return nil, err
+	}
 	servers, err := a.startSessionServers(r.MCPServers)
 	if err != nil {
 		return nil, err
@@ -112,6 +115,16 @@ func (a *Agent) open(r LoadSessionRequest) (*liveSession, *session.Conversation,
 	conv, err := a.Engine.Store.Load(r.SessionID)
 	if err != nil {
 		return nil, nil, rpcError(r.SessionID, err)
+	}
+	cwd := r.CWD
+	if cwd == "" {
+		cwd = deref(conv.Meta.Cwd) // the session's own, which its turns would use
+	}
+	if cwd == "" {
+		cwd = a.Engine.Config.WorkDir
+	}
+	if err := a.Policy.check(cwd, r.MCPServers); err != nil {
+		return nil, nil, err
 	}
 	servers, err := a.startSessionServers(r.MCPServers)
 	if err != nil {

@@ -66,20 +66,33 @@ func (c *client) seen(kind string) int {
 
 func connect(t *testing.T, extra string) *client {
 	t.Helper()
+	return connectWith(t, func(work, llmURL string) string {
+		return fmt.Sprintf("default_provider = \"fake\"\nwork_dir = %q\n%s\n[providers.fake]\napi_base = %q\nmodels = [\"m1\", \"m2\"]\n",
+			work, extra, llmURL)
+	})
+}
+
+// connectWith is connect with the config file written by conf, given the
+// work directory and the fake LLM's base URL; setup changes the engine
+// before the agent starts.
+func connectWith(t *testing.T, conf func(work, llmURL string) string, setup ...func(*engine.Engine)) *client {
+	t.Helper()
 	srv := llmtest.New()
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	os.MkdirAll(work, 0o755)
 	path := filepath.Join(dir, "config.toml")
-	os.WriteFile(path, []byte(fmt.Sprintf("default_provider = \"fake\"\nwork_dir = %q\n%s\n[providers.fake]\napi_base = %q\nmodels = [\"m1\", \"m2\"]\n",
-		work, extra, srv.URL())), 0o600)
+	os.WriteFile(path, []byte(conf(work, srv.URL())), 0o600)
 	cfg, err := config.LoadWith(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	store, _ := session.NewFileStore(filepath.Join(dir, "history"))
 	eng := &engine.Engine{Config: cfg, Store: store, Locker: &session.Locker{Dir: store.Dir}}
+	for _, f := range setup {
+		f(eng)
+	}
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
 	agent := &Agent{Engine: eng, Version: "test"}
@@ -188,11 +201,11 @@ func TestBusyAndLocked(t *testing.T) {
 
 	// Another process holds the session's lease.
 	other := &session.Locker{Dir: c.eng.Store.(*session.FileStore).Dir, PID: os.Getppid(), Host: "elsewhere"}
-	release, err := other.Acquire(id)
+	held, err := other.Acquire(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer held.Release()
 	_, err = c.call(MethodSessionPrompt, map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "three"}}})
 	wantError(t, err, jsonrpc.Internal, fmt.Sprintf(`"kind":"session_locked","pid":%d,"session_id":"%s"`, os.Getppid(), id))
 }

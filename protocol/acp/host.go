@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/childproc"
 )
 
 // The host side of ACP (seed 002): openheim starts an external ACP agent
@@ -39,6 +40,13 @@ type HostOptions struct {
 	ClientInfo Implementation
 	// WorkDir confines the agent's fs/* requests and terminals.
 	WorkDir string
+	// AllowShell offers terminals (clientCapabilities.terminal); without it
+	// terminal/create is refused. With it, each terminal/create still
+	// passes Permission as an execute request (host_gate.go).
+	AllowShell bool
+	// Projection is openheim's rules set into the agent's own settings
+	// (Project): appended arguments, merged session _meta.
+	Projection Projection
 	// Permission answers session/request_permission; nil cancels every
 	// request (the agent then refuses the tool call).
 	Permission func(ctx context.Context, r RequestPermissionRequest) RequestPermissionResponse
@@ -185,7 +193,7 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	if h.spec.Command == "" {
 		return nil, nil, fmt.Errorf("acp agent %s: no command", h.spec.Name)
 	}
-	args := append(append([]string{}, h.spec.Args...), h.spec.ExtraArgs...)
+	args := append(append(append([]string{}, h.spec.Args...), h.spec.ExtraArgs...), h.opts.Projection.Args...)
 	cmd := exec.Command(h.spec.Command, args...)
 	cmd.Dir = h.spec.Cwd
 	if cmd.Dir == "" {
@@ -198,7 +206,6 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	for k, v := range h.spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	hostSetpgid(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err
@@ -211,14 +218,19 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	// in (and WaitDelay bounds that when a grandchild keeps the pipe).
 	cmd.Stderr = &stderrLines{h: h}
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	// In a process group of its own that dies with openheim.
+	if err := childproc.Start(cmd); err != nil {
 		h.hook(ProcessEvent{Type: "spawn", Command: h.spec.Command, Err: err})
 		return nil, nil, fmt.Errorf("acp agent %s: starting %s: %w", h.spec.Name, h.spec.Command, err)
 	}
 	h.cmd = cmd
 	h.hook(ProcessEvent{Type: "spawn", Command: h.spec.Command})
+	for _, n := range h.opts.Projection.Notes {
+		h.log.Warn("acp agent " + h.spec.Name + ": " + n)
+	}
 	go func() {
 		err := cmd.Wait()
+		childproc.Exited(cmd.Process.Pid)
 		h.log.Debug("acp agent exited", "err", err)
 		close(h.exited)
 	}()
@@ -261,7 +273,7 @@ func (h *Host) initialize(ctx context.Context) error {
 		ProtocolVersion    int                `json:"protocolVersion"`
 		ClientCapabilities ClientCapabilities `json:"clientCapabilities"`
 		ClientInfo         Implementation     `json:"clientInfo"`
-	}{ProtocolVersion, ClientCapabilities{FS: FileSystemCapability{ReadTextFile: true, WriteTextFile: true}, Terminal: true}, h.opts.ClientInfo}
+	}{ProtocolVersion, ClientCapabilities{FS: FileSystemCapability{ReadTextFile: true, WriteTextFile: true}, Terminal: h.opts.AllowShell}, h.opts.ClientInfo}
 	var resp HostInfo
 	if err := h.call(ctx, MethodInitialize, req, &resp); err != nil {
 		var rpcErr *jsonrpc.Error
@@ -376,6 +388,9 @@ func (h *Host) Request(ctx context.Context, method string, params json.RawMessag
 	case MethodWriteTextFile:
 		return h.fs.writeTextFile(ctx, params)
 	case "terminal/create":
+		if err := h.gateTerminal(ctx, params); err != nil {
+			return nil, err
+		}
 		return h.terms.create(ctx, params)
 	case "terminal/output":
 		return h.terms.output(ctx, params)
@@ -415,6 +430,12 @@ func (h *Host) permission(ctx context.Context, params json.RawMessage) (any, err
 	if err := json.Unmarshal(params, &r); err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.InvalidParams, err.Error())
 	}
+	return h.decide(ctx, r), nil
+}
+
+// decide answers a permission request (the agent's, or one the host asks
+// itself before a terminal) and records it in the session's read model.
+func (h *Host) decide(ctx context.Context, r RequestPermissionRequest) RequestPermissionResponse {
 	resp := RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeCancelled}}
 	if h.opts.Permission != nil {
 		resp = h.opts.Permission(ctx, r)
@@ -422,5 +443,5 @@ func (h *Host) permission(ctx context.Context, params json.RawMessage) (any, err
 	if s := h.session(r.SessionID); s != nil {
 		s.recordPermission(r, resp)
 	}
-	return resp, nil
+	return resp
 }

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/tools"
 )
@@ -248,7 +249,6 @@ func (t *terminals) create(_ context.Context, params json.RawMessage) (any, erro
 	name, args := termArgv(r.Command, r.Args, dir)
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env, cmd.WaitDelay = dir, env, termWaitDelay
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &tailBuffer{limit: defaultTermOutputLimit}
 	if r.OutputByteLimit != nil {
 		out.limit = int(min(*r.OutputByteLimit, maxTermOutputLimit))
@@ -267,7 +267,7 @@ func (t *terminals) create(_ context.Context, params json.RawMessage) (any, erro
 	if len(t.byID) >= maxLiveTerminals {
 		return nil, hostError(jsonrpc.Internal, "too many terminals (%d live); release some first", len(t.byID))
 	}
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil { // its own group, dying with openheim
 		return nil, hostError(jsonrpc.Internal, "cannot start %s: %v", r.Command, err)
 	}
 	t.seq++
@@ -276,6 +276,7 @@ func (t *terminals) create(_ context.Context, params json.RawMessage) (any, erro
 	t.log.Debug("acp host: terminal started", "terminal", term.id, "session", r.SessionID, "command", r.Command, "pid", cmd.Process.Pid)
 	go func() { // reaps released terminals too: no zombies
 		err := cmd.Wait()
+		childproc.Exited(cmd.Process.Pid)
 		// Probed at once, before the id can be handed out again: a group
 		// found empty is never signalled later, when it might be another's.
 		term.groupGone.Store(errors.Is(syscall.Kill(-cmd.Process.Pid, 0), syscall.ESRCH))

@@ -5,20 +5,18 @@ package acp
 import (
 	"os/exec"
 	"syscall"
+
+	"github.com/openheim/openheim/runtime/childproc"
 )
 
-// hostSetpgid puts the agent in a process group of its own, so ending it
-// also ends what it started (npx and node grandchildren).
-func hostSetpgid(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
-
-// hostSignalGroup signals the agent's whole process group.
+// hostSignalGroup signals the agent's whole process group (childproc
+// started it as a group leader), so ending it also ends what it started
+// (npx and node grandchildren).
 func hostSignalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 	if cmd.Process == nil {
 		return
 	}
-	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
+	if err := childproc.SignalGroup(cmd.Process.Pid, sig); err != nil {
 		cmd.Process.Signal(sig)
 	}
 }

@@ -32,6 +32,11 @@ type HostRunner struct {
 	CancelGrace time.Duration
 	Hooks       HostHooks
 
+	// Tests only: an in-process agent instead of the configured command,
+	// and the environment a real agent gets instead of openheim's.
+	transport func() *Transport
+	environ   []string
+
 	mu      sync.Mutex
 	host    *Host
 	asks    map[string]func(context.Context, RequestPermissionRequest) RequestPermissionResponse // agent session -> its turn's gate
@@ -58,9 +63,14 @@ func (r *HostRunner) Host(ctx context.Context) (*Host, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	h, err := StartHost(ctx, AgentSpec{Name: r.Agent, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd},
-		HostOptions{ClientInfo: Implementation{Name: "openheim", Version: r.Version}, WorkDir: cfg.WorkDir, Log: log,
-			Permission: r.permission, Hooks: r.Hooks})
+	spec := AgentSpec{Name: r.Agent, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd}
+	opts := HostOptions{ClientInfo: Implementation{Name: "openheim", Version: r.Version}, WorkDir: cfg.WorkDir, Log: log,
+		Permission: r.permission, Hooks: r.Hooks, AllowShell: cfg.AllowShell, Environ: r.environ,
+		Projection: Project(a.AgentKind(), Bounds{WorkDir: cfg.WorkDir, AllowShell: cfg.AllowShell})}
+	if r.transport != nil {
+		opts.Transport = r.transport()
+	}
+	h, err := StartHost(ctx, spec, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -145,13 +155,14 @@ func (r *HostRunner) Prompt(ctx context.Context, req engine.Request) (session.Me
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	if e.Locker != nil {
-		release, err := e.Locker.Acquire(meta.ID)
-		if err != nil {
-			return session.Meta{}, event.End{}, err
-		}
-		defer release()
+	lease, err := e.Lease(meta.ID)
+	if err != nil {
+		return session.Meta{}, event.End{}, err
 	}
+	defer lease.Release()
+	ctx, stopWatch := session.LeaseContext(ctx, lease)
+	defer stopWatch()
+	store := session.Fenced(e.Store, meta.ID, lease)
 	workDir := req.WorkDir
 	if workDir == "" {
 		workDir = e.Config.WorkDir
@@ -189,22 +200,23 @@ func (r *HostRunner) Prompt(ctx context.Context, req engine.Request) (session.Me
 	if sink == nil {
 		sink = event.Discard
 	}
-	tr := &transcript{sink: sink, store: e.Store, id: meta.ID, next: stored}
+	tr := &transcript{sink: sink, store: store, id: meta.ID, next: stored}
 	if err := tr.commit(message.Message{Role: message.RoleUser, Content: req.Input}); err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	r.setAsk(meta.ACP.SessionID, r.gate(meta.ID, req.Asker, req.Permit))
+	r.setAsk(meta.ACP.SessionID, r.gate(meta.ID, req.Asker, req.Permit, workDir, opts.Cwd))
 	defer r.setAsk(meta.ACP.SessionID, nil)
 
 	end := r.run(ctx, h, meta.ACP.SessionID, req.Input, tr)
 	if err := tr.flush(true); err != nil && end.Err == nil {
 		end.Err = err
 	}
+	end = engine.LeaseEnd(end, lease)
 	meta.UpdatedAt = time.Now().UTC()
 	if cur, err := e.Store.LoadMeta(meta.ID); err == nil && cur.Title != nil {
 		meta.Title = cur.Title
 	}
-	if err := e.Store.SaveMeta(meta); err != nil && end.Err == nil {
+	if err := store.SaveMeta(meta); err != nil && end.Err == nil {
 		end.Err = err
 	}
 	return meta, end, nil
@@ -278,36 +290,50 @@ func (r *HostRunner) run(ctx context.Context, h *Host, ext string, input []messa
 	return end
 }
 
-// gate answers the agent's permission requests with openheim's rules
-// (matched against the tool call's kind: read, edit, execute, ...) and the
-// turn's asker, choosing the agent's option of the matching kind.
-func (r *HostRunner) gate(sessionID string, asker permission.Asker, permit func(context.Context, message.Block, string) bool) func(context.Context, RequestPermissionRequest) RequestPermissionResponse {
+// gate answers the agent's permission requests with openheim's rules and
+// the turn's asker, choosing the agent's option of the matching kind
+// (allow once before allow always, so the agent keeps asking). A request
+// is judged by what it touches (reachOf: paths against the turn's work
+// directory root, a command as execute) through the one gate; the rules
+// see the call under its kind (read, edit, execute, ...), the kind the
+// reach gives it.
+func (r *HostRunner) gate(sessionID string, asker permission.Asker, permit func(context.Context, message.Block, string) bool, root, cwd string) func(context.Context, RequestPermissionRequest) RequestPermissionResponse {
 	if permit == nil {
 		permit = r.Engine.Permit(sessionID, asker)
 	}
+	shell := r.Engine.Config.AllowShell
 	return func(ctx context.Context, q RequestPermissionRequest) RequestPermissionResponse {
+		reach := reachOf(q.ToolCall, cwd)
+		reach.Root, reach.Shell = root, shell
 		kind := q.ToolCall.Kind
 		if kind == "" {
 			kind = "other"
 		}
+		kind = reach.Kind(kind)
 		args := string(q.ToolCall.RawInput)
 		if args == "" {
 			args = "{}"
 		}
-		ok := permit(ctx, message.Block{ID: q.ToolCall.ToolCallID, Name: kind, Arguments: args}, kind)
-		want := []string{PermissionAllowOnce, PermissionAllowAlways}
-		if !ok {
-			want = []string{PermissionRejectOnce, PermissionRejectAlways}
-		}
-		for _, k := range want {
-			for _, o := range q.Options {
-				if o.Kind == k {
-					return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeSelected, OptionID: o.OptionID}}
-				}
+		ok := permit(permission.WithReach(ctx, reach), message.Block{ID: q.ToolCall.ToolCallID, Name: kind, Arguments: args}, kind)
+		return pickOption(q.Options, ok)
+	}
+}
+
+// pickOption answers with the agent's option of the decided kind, or
+// cancels when it offers none.
+func pickOption(options []PermissionOption, ok bool) RequestPermissionResponse {
+	want := []string{PermissionAllowOnce, PermissionAllowAlways}
+	if !ok {
+		want = []string{PermissionRejectOnce, PermissionRejectAlways}
+	}
+	for _, k := range want {
+		for _, o := range options {
+			if o.Kind == k {
+				return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeSelected, OptionID: o.OptionID}}
 			}
 		}
-		return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeCancelled}}
 	}
+	return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeCancelled}}
 }
 
 func (r *HostRunner) setAsk(ext string, f func(context.Context, RequestPermissionRequest) RequestPermissionResponse) {

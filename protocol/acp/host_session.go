@@ -134,6 +134,9 @@ func (h *Host) params(id string, o SessionOptions, withMeta bool) (sessionParams
 		}
 		p.Meta = m
 	}
+	// On every session the agent opens (load and fork included: Claude
+	// Code builds its options afresh each time).
+	p.Meta = mergeMeta(p.Meta, h.opts.Projection.SessionMeta)
 	return p, nil
 }
 
@@ -148,15 +151,23 @@ func (h *Host) NewSession(ctx context.Context, o SessionOptions) (string, error)
 	if err != nil {
 		return "", err
 	}
+	var raw json.RawMessage
 	var resp struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := h.call(ctx, MethodSessionNew, p, &resp); err != nil {
+	err = h.call(ctx, MethodSessionNew, p, &raw)
+	if err == nil {
+		err = json.Unmarshal(raw, &resp)
+	}
+	if err != nil {
 		h.hook(SessionEvent{Type: "created", Agent: h.spec.Name, Err: err})
 		return "", err
 	}
 	if resp.SessionID == "" {
 		return "", fmt.Errorf("acp agent %s: session/new returned no sessionId", h.spec.Name)
+	}
+	if err := h.keepSafeMode(ctx, resp.SessionID, raw); err != nil {
+		return "", err
 	}
 	h.track(resp.SessionID)
 	h.hook(SessionEvent{Type: "created", SessionID: resp.SessionID, Agent: h.spec.Name})
@@ -188,6 +199,9 @@ func (h *Host) reopen(ctx context.Context, method, kind, id string, o SessionOpt
 	h.track(id)
 	var resp json.RawMessage
 	err = h.call(ctx, method, p, &resp)
+	if err == nil {
+		err = h.keepSafeMode(ctx, id, resp)
+	}
 	h.hook(SessionEvent{Type: kind, SessionID: id, Agent: h.spec.Name, Err: err})
 	return err
 }
@@ -212,10 +226,17 @@ func (h *Host) ForkSession(ctx context.Context, id string, o SessionOptions) (st
 	if err != nil {
 		return "", err
 	}
+	var raw json.RawMessage
 	var resp struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := h.call(ctx, "session/fork", p, &resp); err != nil {
+	if err := h.call(ctx, "session/fork", p, &raw); err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return "", err
+	}
+	if err := h.keepSafeMode(ctx, resp.SessionID, raw); err != nil {
 		return "", err
 	}
 	h.track(resp.SessionID)

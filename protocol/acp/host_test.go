@@ -172,9 +172,11 @@ func TestHostAuthority(t *testing.T) {
 	var asked RequestPermissionRequest
 	h, rec := inProcess(t, acptest.Script{AskPermission: acptest.PermissionParams(), ReadFile: "in.txt",
 		WriteFile: &[2]string{"out/new.txt", "written"}, Terminal: []string{"sh", "-c", "echo term-out; exit 4"}},
-		HostOptions{WorkDir: work, Permission: func(_ context.Context, r RequestPermissionRequest) RequestPermissionResponse {
-			asked = r
-			return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeSelected, OptionID: "allow-once"}}
+		HostOptions{WorkDir: work, AllowShell: true, Permission: func(_ context.Context, r RequestPermissionRequest) RequestPermissionResponse {
+			if asked.ToolCall.ToolCallID == "" {
+				asked = r
+			}
+			return pickOption(r.Options, true)
 		}})
 	id, _ := h.NewSession(context.Background(), SessionOptions{})
 	turn, _ := h.Prompt(context.Background(), id, []ContentBlock{{Type: "text", Text: "go"}})

@@ -81,7 +81,7 @@ func (a *Agent) startSessionServers(raw []json.RawMessage) (*mcp.Manager, error)
 	if err != nil || len(servers) == 0 {
 		return nil, err
 	}
-	m := mcp.NewManager(servers, mcp.Options{Version: a.Version, Warn: func(name string, err error) {
+	m := mcp.NewManager(servers, mcp.Options{Version: a.Version, Redact: a.Engine.Redactor(), Warn: func(name string, err error) {
 		slog.Warn("acp: a session's MCP server failed", "server", name, "err", err)
 	}})
 	m.Start(context.Background())

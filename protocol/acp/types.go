@@ -211,7 +211,12 @@ type PermissionToolCall struct {
 	Kind       string          `json:"kind,omitempty"`
 	Status     string          `json:"status,omitempty"`
 	RawInput   json.RawMessage `json:"rawInput,omitempty"`
-	Meta       map[string]any  `json:"_meta,omitempty"`
+	// Locations ({path, line?}) and Content (diffs carry a path, a
+	// terminal block means a command) are kept raw: the host's gate reads
+	// paths and commands from them (host_reach.go).
+	Locations json.RawMessage `json:"locations,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+	Meta      map[string]any  `json:"_meta,omitempty"`
 }
 
 // RequestPermissionRequest is the params of session/request_permission

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // Handler serves the other side's requests and notifications.
@@ -57,12 +59,19 @@ func WithInOrder(inOrder func(method string) bool) Option {
 	return func(p *Peer) { p.inOrder = inOrder }
 }
 
+// WithRedactor masks r's secrets in every error response the peer sends
+// (an agent's turn that failed quotes its provider's error).
+func WithRedactor(r *redact.Redactor) Option {
+	return func(p *Peer) { p.red = r }
+}
+
 // Peer is one end of a JSON-RPC connection.
 type Peer struct {
 	s       Stream
 	h       Handler
 	log     *slog.Logger
 	inOrder func(method string) bool
+	red     *redact.Redactor
 
 	nextID  atomic.Int64
 	started atomic.Bool
@@ -331,7 +340,7 @@ func (p *Peer) sendError(id json.RawMessage, e *Error) {
 	if err != nil { // data not marshalable: keep code and message
 		b, _ = json.Marshal(errorMsg{"2.0", id, &Error{Code: e.Code, Message: e.Message, Data: err.Error()}})
 	}
-	p.write(b, "")
+	p.write(p.red.Bytes(b), "")
 }
 
 func (p *Peer) write(b []byte, method string) {

@@ -5,12 +5,14 @@ package ndjson
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"sync"
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // Schema is the version of the NDJSON format; bumped only on breaking change.
@@ -39,11 +41,21 @@ type Result struct {
 type Encoder struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
+	red *redact.Redactor
+	buf bytes.Buffer
 	err error
 }
 
 // NewEncoder returns an encoder writing to w.
 func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: bufio.NewWriter(w)} }
+
+// WithRedactor makes every line pass r (the config's secrets: an error in
+// _meta.error, a failed MCP server's status, a tool's output) and returns e.
+// Each line is masked whole, before it is written.
+func (e *Encoder) WithRedactor(r *redact.Redactor) *Encoder {
+	e.red = r
+	return e
+}
 
 // Err is the first write error, if any.
 func (e *Encoder) Err() error {
@@ -60,11 +72,18 @@ func (e *Encoder) line(v any) {
 	}
 	// Encode adds the newline; HTML escaping would only make file and
 	// tool text harder to read in a terminal.
-	enc := json.NewEncoder(e.w)
+	e.buf.Reset()
+	enc := json.NewEncoder(&e.buf)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(v)
 	if err == nil {
+		_, err = e.w.Write(e.red.Bytes(e.buf.Bytes()))
+	}
+	if err == nil {
 		err = e.w.Flush()
+	}
+	if e.buf.Cap() > 1<<20 { // one huge line should not pin its size
+		e.buf = bytes.Buffer{}
 	}
 	e.err = err
 }

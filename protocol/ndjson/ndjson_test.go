@@ -10,6 +10,7 @@ import (
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 func TestEncoderLines(t *testing.T) {
@@ -54,5 +55,27 @@ func TestEncoderKeepsFirstError(t *testing.T) {
 	enc.Emit(event.Text("s", event.AgentMessageChunk, "y"))
 	if enc.Err() == nil || !strings.Contains(enc.Err().Error(), "broken pipe") {
 		t.Fatalf("err = %v", enc.Err())
+	}
+}
+
+// TestEncoderRedacts: with a redactor, every line is masked whole: the
+// error of _meta.error, a tool's output, and a secret straddling the
+// 4 KiB write buffer in a long line.
+func TestEncoderRedacts(t *testing.T) {
+	const secret = `sk-"nd"-json-123456`
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf).WithRedactor(redact.New(secret))
+	enc.Emit(event.Event{SessionID: "s1", Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{ID: "c1", Status: "completed",
+		RawOutput: json.RawMessage(`"` + strings.Repeat("x", 4090) + `sk-\"nd\"-json-123456"`)}})
+	enc.MCPServerFailed("s1", map[string]string{"error": "bad token " + secret})
+	enc.Finish("s1", event.End{StopReason: "end_turn"}, 1, "HTTP 401: key "+secret)
+	out := buf.String()
+	if strings.Contains(out, "json-123456") || strings.Count(out, redact.Marker) != 3 {
+		t.Fatalf("not masked:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("a masked line is not JSON: %s", line)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package rest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -53,7 +55,12 @@ func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) {
 	}
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.Title == nil || strings.TrimSpace(*body.Title) == "" {
+	err := dec.Decode(&body)
+	if status, msg := bodyReadError(err); status != 0 {
+		writeError(w, status, msg)
+		return
+	}
+	if err != nil || body.Title == nil || strings.TrimSpace(*body.Title) == "" {
 		writeError(w, http.StatusBadRequest, `the body must be {"title": "a new title"}`)
 		return
 	}
@@ -101,4 +108,20 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Catalog.MarkDirty(id)
 	writeJSON(w, r, http.StatusOK, map[string]any{"id": id, "deleted": true})
+}
+
+// bodyReadError is the answer to a request body that could not be read:
+// 413 past the server's body limit, 408 when it did not arrive within the
+// read timeout; 0 for anything else (a malformed body, answered by the
+// caller).
+func bodyReadError(err error) (int, string) {
+	var tooBig *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit)
+	case errors.As(err, &ne) && ne.Timeout():
+		return http.StatusRequestTimeout, "the request body did not arrive within the read timeout"
+	}
+	return 0, ""
 }

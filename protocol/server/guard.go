@@ -10,24 +10,27 @@ import (
 )
 
 // Guard puts the access check of `openheim serve` in front of h (also
-// used by `openheim mcp serve --http`): with a token, every request needs
-// it; without one on a loopback listener, only loopback Host names are
-// served; browsers' origins must be the server's own, localhost or one of
-// allowedOrigins.
-func Guard(h http.Handler, token string, loopback bool, allowedOrigins []string) http.Handler {
-	return guard{token: token, loopbackOnly: loopback && token == "", allowedOrigins: allowedOrigins}.wrap(h)
+// used by `openheim mcp serve --http`): every request needs token; an
+// empty token (authentication off on purpose, loopback listeners only)
+// serves only loopback Host names instead. Browsers' origins must be the
+// server's own or one of allowedOrigins.
+func Guard(h http.Handler, token string, allowedOrigins []string) http.Handler {
+	return guard{token: token, loopbackOnly: token == "", allowedOrigins: allowedOrigins}.wrap(h)
 }
 
 // guard is the access check in front of every route: the Host header
 // (DNS rebinding), the Origin of browsers, and the bearer token.
 type guard struct {
 	token          string
-	loopbackOnly   bool     // no token on a loopback bind: only loopback Host names
+	loopbackOnly   bool     // no token: only loopback Host names
 	allowedOrigins []string // exact origins, or "*"
 	// public requests need no token (the web client's own files, so the
 	// page can load and ask for it); the Host and Origin checks still hold.
 	public func(*http.Request) bool
 }
+
+// corsMethods are the methods the APIs use, for preflight answers.
+const corsMethods = "GET, POST, PATCH, DELETE, OPTIONS"
 
 func (g guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -47,8 +50,8 @@ func (g guard) wrap(next http.Handler) http.Handler {
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+				h.Set("Access-Control-Allow-Methods", corsMethods)
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
 				h.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)
 				return
@@ -87,19 +90,41 @@ func (g guard) refuse(r *http.Request) string {
 	return ""
 }
 
-// originAllowed accepts the page's own origin, any localhost origin, and
-// the configured ones.
+// originAllowed accepts the server's own origin and the configured ones;
+// any other page, localhost included (another local dev server, a
+// *.localhost name), is refused.
 func (g guard) originAllowed(origin, host string) bool {
 	for _, o := range g.allowedOrigins {
-		if o == "*" || strings.EqualFold(o, origin) {
+		if o == "*" || strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
 			return true
 		}
 	}
+	return sameOrigin(origin, host)
+}
+
+// sameOrigin reports whether origin is the server's own: an http or https
+// origin whose host and port are those of the request's Host (a missing
+// port is the scheme's default), which is what a page the server itself
+// served sends. The scheme is not compared: behind a proxy that ends TLS
+// the page is https and the request to the server is not.
+func sameOrigin(origin, host string) bool {
 	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	return strings.EqualFold(u.Host, host) || loopbackHost(u.Host)
+	return strings.EqualFold(withPort(u.Host, u.Scheme), withPort(host, u.Scheme))
+}
+
+// withPort is hostport with the scheme's default port when it has none.
+func withPort(hostport, scheme string) string {
+	if _, _, err := net.SplitHostPort(hostport); err == nil {
+		return hostport
+	}
+	port := "80"
+	if scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(strings.Trim(hostport, "[]"), port)
 }
 
 // loopbackHost reports whether a Host header (name or IP, with or without

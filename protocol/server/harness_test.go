@@ -29,14 +29,21 @@ type fixture struct {
 	store *session.FileStore
 	work  string
 	addr  string // host:port
+	token string // "" when authentication is off
 	stop  func() // graceful shutdown, as on SIGTERM
 }
 
+// testToken is the fixtures' token unless a test names its own.
+const testToken = "test-token-0123456789abcdefghij"
+
 type setup struct {
-	token     string
+	token     string // default testToken
+	noAuth    bool   // --insecure-no-auth: no token at all
 	extra     string // more config TOML
 	sendQueue int
 	maxFrame  int64
+	// read and upload shorten the server's timeouts.
+	read, upload time.Duration
 }
 
 func start(t *testing.T, s setup) *fixture {
@@ -69,8 +76,11 @@ func start(t *testing.T, s setup) *fixture {
 		t.Fatal(err)
 	}
 	catalog := &history.Catalog{Store: store, IndexDir: filepath.Join(dir, "index", "sessions")}
-	srv, err := New(Options{Engine: eng, Catalog: catalog, Version: "0.1.0", Token: s.token, Loopback: true,
-		SendQueue: s.sendQueue, MaxFrame: s.maxFrame, DataDir: dir})
+	if s.token == "" && !s.noAuth {
+		s.token = testToken
+	}
+	srv, err := New(Options{Engine: eng, Catalog: catalog, Version: "0.1.0", Token: s.token, InsecureNoAuth: s.noAuth,
+		Loopback: true, SendQueue: s.sendQueue, MaxFrame: s.maxFrame, DataDir: dir, ReadTimeout: s.read, UploadTimeout: s.upload})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,17 +104,46 @@ func start(t *testing.T, s setup) *fixture {
 		}
 	}
 	t.Cleanup(stop)
-	return &fixture{srv: srv, eng: eng, llm: fake, store: store, work: work, addr: l.Addr().String(), stop: stop}
+	return &fixture{srv: srv, eng: eng, llm: fake, store: store, work: work, addr: l.Addr().String(), token: s.token, stop: stop}
 }
 
 func (f *fixture) url(path string) string { return "http://" + f.addr + path }
 
-// get fetches a REST path; it returns the status and the body.
+// authed is header with the fixture's token added, unless header names an
+// Authorization of its own.
+func (f *fixture) authed(header http.Header) http.Header {
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if _, ok := h["Authorization"]; !ok && f.token != "" {
+		h.Set("Authorization", "Bearer "+f.token)
+	}
+	return h
+}
+
+// get fetches a REST path with the token; it returns the status and the
+// body.
 func (f *fixture) get(t *testing.T, path string, header http.Header) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, f.url(path), nil)
+	return f.getAnon(t, path, f.authed(header))
+}
+
+// getAnon is get without adding the token.
+func (f *fixture) getAnon(t *testing.T, path string, header http.Header) (int, []byte) {
+	t.Helper()
+	return f.do(t, http.MethodGet, path, "", nil, header)
+}
+
+// do sends a request as is; it returns the status and the body.
+func (f *fixture) do(t *testing.T, method, path, contentType string, body io.Reader, header http.Header) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.url(path), body)
 	for k, v := range header {
 		req.Header[k] = v
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -125,7 +164,14 @@ type wsClient struct {
 	resp *http.Response
 }
 
+// dial opens a WebSocket with the token.
 func (f *fixture) dial(t *testing.T, path string, header http.Header) (*wsClient, error) {
+	t.Helper()
+	return f.dialAnon(t, path, f.authed(header))
+}
+
+// dialAnon is dial without adding the token.
+func (f *fixture) dialAnon(t *testing.T, path string, header http.Header) (*wsClient, error) {
 	t.Helper()
 	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
 	c, resp, err := d.Dial("ws://"+f.addr+path, header)

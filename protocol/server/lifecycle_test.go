@@ -56,7 +56,7 @@ func TestSlowClientIsClosedAndTheTurnGoesOn(t *testing.T) {
 		}
 		return c, err
 	}}
-	ws, _, err := d.Dial("ws://"+f.addr+"/ws", nil)
+	ws, _, err := d.Dial("ws://"+f.addr+"/ws", f.authed(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

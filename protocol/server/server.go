@@ -24,27 +24,35 @@ import (
 
 // Limits of every request.
 const (
-	maxBodyBytes   = 1 << 20 // REST request bodies
-	restTimeout    = 30 * time.Second
-	uploadTimeout  = 5 * time.Minute // a file or agent bundle on a slow link
-	headerTimeout  = 10 * time.Second
-	readTimeout    = 30 * time.Second // a whole request (WebSockets reset it)
-	writeTimeout   = time.Minute      // a whole response (WebSockets reset it)
-	idleTimeout    = 2 * time.Minute
-	maxHeaderBytes = 64 << 10
+	maxBodyBytes         = 1 << 20 // any body but a multipart upload's
+	DefaultReadTimeout   = 30 * time.Second
+	DefaultUploadTimeout = 5 * time.Minute // a file or agent bundle on a slow link
+	headerTimeout        = 10 * time.Second
+	writeTimeout         = time.Minute // a whole response (WebSockets reset it)
+	idleTimeout          = 2 * time.Minute
+	maxHeaderBytes       = 64 << 10
 )
+
+// timedOut is the body of a 503 for a handler past its time.
+const timedOut = `{"error":"request timed out"}`
 
 // Options configure a Server.
 type Options struct {
 	Engine  *engine.Engine
 	Catalog *history.Catalog
 	Version string
-	// Token, when set, is required of every request. Loopback is set when
-	// the listener is loopback-only; without a token the server then also
-	// refuses Host names that are not loopback (DNS rebinding).
-	Token    string
-	Loopback bool
-	Log      *slog.Logger
+	// Token is required of every request but those for the web client's
+	// own files. New refuses an empty one unless InsecureNoAuth is set,
+	// which serves everyone on a loopback listener (Loopback set) and is
+	// refused on any other.
+	Token          string
+	InsecureNoAuth bool
+	Loopback       bool
+	Log            *slog.Logger
+	// ReadTimeout bounds reading a whole request and its handler's run;
+	// UploadTimeout the same for a multipart upload. Zero means the
+	// defaults (tests shorten them).
+	ReadTimeout, UploadTimeout time.Duration
 	// WS limits; zero means the ws package's defaults.
 	SendQueue int
 	MaxFrame  int64
@@ -65,16 +73,33 @@ type Server struct {
 
 // New builds the server; it serves once Serve is called.
 func New(opts Options) (*Server, error) {
+	if opts.Token == "" && !opts.InsecureNoAuth {
+		return nil, errors.New("no token: every request needs one unless authentication is off on purpose")
+	}
+	if opts.Token == "" && !opts.Loopback {
+		return nil, errors.New("serving without a token is allowed on a loopback address only")
+	}
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
+	}
+	lim := limits{read: opts.ReadTimeout, upload: opts.UploadTimeout}
+	if lim.read <= 0 {
+		lim.read = DefaultReadTimeout
+	}
+	if lim.upload <= 0 {
+		lim.upload = DefaultUploadTimeout
 	}
 	cfg := opts.Engine.Config
 	hub := acp.NewHub(context.Background(), opts.Engine)
 	wss := &ws.Server{Engine: opts.Engine, Catalog: opts.Catalog, Hub: hub, Version: opts.Version,
 		SendQueue: opts.SendQueue, MaxFrame: opts.MaxFrame, MaxConns: opts.MaxConns, Log: log,
 		// The guard has checked the Origin already.
-		CheckOrigin: func(*http.Request) bool { return true }}
+		CheckOrigin: func(*http.Request) bool { return true },
+		// A client is whoever holds the token: its sessions stay where the
+		// sessions API's do, unless the config says otherwise.
+		Policy: &acp.SessionPolicy{Roots: append([]string{cfg.WorkDir}, cfg.Serve.Roots...),
+			ClientMCPServers: cfg.Serve.AllowClientMCPServers}}
 	api := &rest.Server{Engine: opts.Engine, Catalog: opts.Catalog, Skills: func() []string {
 		names, err := opts.Engine.Skills()
 		if err != nil {
@@ -94,22 +119,22 @@ func New(opts Options) (*Server, error) {
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle("/api/", limited(api.Handler()))
-	sessions.Register(mux, limitedTo)
-	mux.Handle("GET /healthz", limited(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("/api/", lim.wrap(api.Handler(), maxBodyBytes, false))
+	sessions.Register(mux, lim.wrap)
+	mux.Handle("GET /healthz", lim.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})))
+	}), maxBodyBytes, false))
 	mux.HandleFunc("GET /ws", wss.Envelope)
 	mux.HandleFunc("GET /acp", wss.Bare)
 	// The built-in web client; anything else unknown is a JSON 404.
-	mux.Handle("/", limited(web.Handler()))
+	mux.Handle("/", lim.wrap(web.Handler(), maxBodyBytes, false))
 
 	return &Server{hub: hub, ws: wss, sessions: sessions, log: log, http: &http.Server{
-		Handler: guard{token: opts.Token, loopbackOnly: opts.Loopback && opts.Token == "",
+		Handler: guard{token: opts.Token, loopbackOnly: opts.Token == "",
 			allowedOrigins: cfg.Serve.AllowedOrigins, public: web.IsAsset}.wrap(mux),
-		ReadHeaderTimeout: headerTimeout,
-		ReadTimeout:       readTimeout,
+		ReadHeaderTimeout: min(headerTimeout, lim.read),
+		ReadTimeout:       lim.read,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
@@ -117,21 +142,26 @@ func New(opts Options) (*Server, error) {
 	}}, nil
 }
 
-// limited bounds a plain HTTP handler's body and time (WebSockets are
-// bounded per frame and by pings instead, SSE streams by their writes).
-func limited(h http.Handler) http.Handler { return limitedTo(h, maxBodyBytes) }
+// limits are the time bounds of plain (non-WebSocket, non-SSE) routes.
+type limits struct{ read, upload time.Duration }
 
-// limitedTo is limited with a body limit of its own (uploads).
-func limitedTo(h http.Handler, maxBody int64) http.Handler {
-	timeout := restTimeout
-	if maxBody > maxBodyBytes {
-		timeout = uploadTimeout
+// wrap bounds h's body to maxBody bytes (413 past it) and its run to the
+// read timeout, the one the server applies to reading every request; an
+// upload (a multipart body, on the routes that take one) gets the longer
+// upload window to arrive and to be answered. WebSockets are bounded per
+// frame and by pings instead, SSE streams by their writes.
+func (l limits) wrap(h http.Handler, maxBody int64, upload bool) http.Handler {
+	timeout := l.read
+	if upload {
+		timeout = l.upload
 	}
-	inner := http.TimeoutHandler(h, timeout, `{"error":"request timed out"}`)
+	inner := http.TimeoutHandler(h, timeout, timedOut)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if timeout > restTimeout {
-			// The server's read timeout is sized for small bodies.
-			http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+		if upload {
+			// The server's deadlines are sized for small bodies.
+			rc := http.NewResponseController(w)
+			rc.SetReadDeadline(time.Now().Add(timeout))
+			rc.SetWriteDeadline(time.Now().Add(timeout + writeTimeout))
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		inner.ServeHTTP(w, r)

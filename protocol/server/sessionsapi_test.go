@@ -22,9 +22,7 @@ type sseReader struct {
 func (f *fixture) sse(t *testing.T, path string, header http.Header) *sseReader {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, f.url(path), nil)
-	for k, v := range header {
-		req.Header[k] = v
-	}
+	req.Header = f.authed(header)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("stream %s: %v %v", path, resp, err)
@@ -86,10 +84,10 @@ func TestSessionsAPISharesTurnsWithWS(t *testing.T) {
 	})
 
 	f.llm.Enqueue(llmtest.Reply{Text: []string{"from sse ", "and more"}, Hang: true})
-	resp, err := http.Post(f.url("/v1/sessions/conv_"+id+"/events"), "application/json",
-		strings.NewReader(`{"type":"message","data":{"role":"user","content":"hello over http"}}`))
-	if err != nil || resp.StatusCode != 202 {
-		t.Fatalf("post: %v %v", resp, err)
+	code, body := f.do(t, http.MethodPost, "/v1/sessions/conv_"+id+"/events", "application/json",
+		strings.NewReader(`{"type":"message","data":{"role":"user","content":"hello over http"}}`), f.authed(nil))
+	if code != 202 {
+		t.Fatalf("post: %d %s", code, body)
 	}
 	seen := map[string]bool{}
 	for !seen["and more"] {
@@ -110,7 +108,7 @@ func TestSessionsAPISharesTurnsWithWS(t *testing.T) {
 
 func TestSessionsAPIAuthAndShutdown(t *testing.T) {
 	f := start(t, setup{token: "s3cret"})
-	if code, _ := f.get(t, "/v1/sessions", nil); code != 401 {
+	if code, _ := f.getAnon(t, "/v1/sessions", nil); code != 401 {
 		t.Errorf("no token: %d", code)
 	}
 	auth := http.Header{"Authorization": {"Bearer s3cret"}}

@@ -11,7 +11,7 @@ import (
 // 404s; the page is sent with a restrictive CSP.
 func TestWebClientServed(t *testing.T) {
 	f := start(t, setup{token: "s3cret"})
-	code, body := f.get(t, "/", nil)
+	code, body := f.getAnon(t, "/", nil)
 	if code != 200 || !strings.Contains(string(body), "<html") {
 		t.Fatalf("GET /: %d %.200s", code, body)
 	}
@@ -23,13 +23,13 @@ func TestWebClientServed(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("CSP: %q", csp)
 	}
-	if code, _ := f.get(t, "/app.js", nil); code != 200 {
+	if code, _ := f.getAnon(t, "/app.js", nil); code != 200 {
 		t.Errorf("GET /app.js: %d", code)
 	}
-	if code, body := f.get(t, "/nope.js", nil); code != 401 && code != 404 {
+	if code, body := f.getAnon(t, "/nope.js", nil); code != 401 && code != 404 {
 		t.Errorf("GET /nope.js: %d %s", code, body)
 	}
-	if code, _ := f.get(t, "/api/config", nil); code != 401 {
+	if code, _ := f.getAnon(t, "/api/config", nil); code != 401 {
 		t.Errorf("the API without a token: %d", code)
 	}
 	if code, _ := f.get(t, "/api/config", http.Header{"Authorization": {"Bearer s3cret"}}); code != 200 {

@@ -118,6 +118,11 @@ func (s *agentStore) create(r io.Reader) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
+	return s.createFrom(data)
+}
+
+// createFrom is create of a bundle already read (at most the limit).
+func (s *agentStore) createFrom(data []byte) (Agent, error) {
 	cfg, err := bundleConfigFile(data, bundleUnpackFactor*s.maxBundle)
 	if err != nil {
 		return Agent{}, err
@@ -346,10 +351,10 @@ func cloneAgent(a Agent) Agent {
 
 func (a *API) agentRoutes() []route {
 	return []route{
-		{pattern: "POST /api/agents", handler: a.handleCreateAgent, maxBody: a.opts.MaxBundleBytes + bundleFormSlack},
-		{pattern: "GET /api/agents", handler: a.handleListAgents, maxBody: jsonBody},
-		{pattern: "GET /api/agents/{id}", handler: a.handleGetAgent, maxBody: jsonBody},
-		{pattern: "DELETE /api/agents/{id}", handler: a.handleDeleteAgent, maxBody: jsonBody},
+		{pattern: "POST /api/agents", handler: a.handleCreateAgent, upload: a.opts.MaxBundleBytes + bundleFormSlack},
+		{pattern: "GET /api/agents", handler: a.handleListAgents},
+		{pattern: "GET /api/agents/{id}", handler: a.handleGetAgent},
+		{pattern: "DELETE /api/agents/{id}", handler: a.handleDeleteAgent},
 	}
 }
 

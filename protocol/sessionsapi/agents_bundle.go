@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -54,14 +53,10 @@ var agentNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 func readBundle(r io.Reader, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, err
-		}
-		return nil, badRequest("reading the bundle: %v", err)
+		return nil, readError("reading the bundle", err)
 	}
 	if int64(len(data)) > max {
-		return nil, badRequest("bundle is over %d bytes", max)
+		return nil, tooLarge("bundle is over %d bytes", max)
 	}
 	return data, nil
 }

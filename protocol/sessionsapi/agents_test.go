@@ -66,12 +66,7 @@ func (f *agentFixture) reopen() {
 	}
 	f.mux = http.NewServeMux()
 	for _, r := range f.api.agentRoutes() {
-		// As Register's limit does.
-		h, max := r.handler, r.maxBody
-		f.mux.HandleFunc(r.pattern, func(w http.ResponseWriter, req *http.Request) {
-			req.Body = http.MaxBytesReader(w, req.Body, max)
-			h(w, req)
-		})
+		f.mux.Handle(r.pattern, r.limited(bodyLimit)) // as Register does
 	}
 }
 
@@ -366,7 +361,7 @@ func TestAgentRejectedBundles(t *testing.T) {
 		{"not gzip", []byte("hello, not a tarball"), 400, "not a gzip file"},
 		{"corrupt tar", gzipBytes(bytes.Repeat([]byte("garbage!"), 200)), 400, "corrupt tar"},
 		{"truncated", valid[:len(valid)-12], 400, "corrupt"},
-		{"over max", big, 400, fmt.Sprintf("bundle is over %d bytes", agentTestMaxBundle)},
+		{"over max", big, 413, fmt.Sprintf("bundle is over %d bytes", agentTestMaxBundle)},
 		{"absolute", bundleTarGz(bundleFile("/etc/config.yaml", "name: x\n")), 400, "path traversal"},
 		{"dotdot", bundleTarGz(bundleFile("config.yaml", "name: x\n"), bundleFile("a/../../evil", "")), 400, "path traversal"},
 		{"backslash dotdot", bundleTarGz(bundleFile(`..\evil`, "")), 400, "path traversal"},

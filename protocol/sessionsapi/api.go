@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/openheim/openheim/runtime/engine"
@@ -94,18 +95,15 @@ func New(opts Options) (*API, error) {
 }
 
 // Limit wraps a plain (non-streaming) handler with a body limit and a time
-// limit; the server passes its own.
-type Limit func(h http.Handler, maxBody int64) http.Handler
+// limit; upload marks a multipart upload, which gets the long window of a
+// big body on a slow link. The server passes its own.
+type Limit func(h http.Handler, maxBody int64, upload bool) http.Handler
 
-// Register adds the API's routes to mux: every route but the stream through
-// limit.
+// Register adds the API's routes to mux, each bounded by limit.
 func (a *API) Register(mux *http.ServeMux, limit Limit) {
 	for _, r := range a.routes() {
-		h := http.Handler(r.handler)
-		if !r.stream {
-			h = limit(h, r.maxBody)
-		}
-		mux.Handle(r.pattern, h)
+		r.handler = redactErrors(r.handler, a.opts.Engine.Redactor()).ServeHTTP
+		mux.Handle(r.pattern, r.limited(limit))
 	}
 }
 
@@ -113,12 +111,43 @@ func (a *API) Register(mux *http.ServeMux, limit Limit) {
 type route struct {
 	pattern string // net/http pattern: "METHOD /path/{param}"
 	handler http.HandlerFunc
-	maxBody int64 // request body limit
-	stream  bool  // long-lived: no time limit
+	// upload, when set, is how large a multipart body may be: the route
+	// takes uploads. Every other body is JSON, at most jsonBody bytes.
+	upload int64
+	stream bool // long-lived: no time limit
 }
 
-// jsonBody bounds a JSON request body.
+// jsonBody bounds a JSON request body (and any body of a route that takes
+// no upload).
 const jsonBody = 1 << 20
+
+// limited is the route's handler behind limit: a multipart body on an
+// upload route gets the route's own limit and time; any other body the
+// JSON limit and the normal time, so a slow JSON body cannot hold a
+// request open for an upload's window.
+func (r route) limited(limit Limit) http.Handler {
+	if r.stream {
+		return http.MaxBytesHandler(r.handler, jsonBody)
+	}
+	small := limit(r.handler, jsonBody, false)
+	if r.upload <= 0 {
+		return small
+	}
+	big := limit(r.handler, r.upload, true)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if isMultipart(req) {
+			big.ServeHTTP(w, req)
+			return
+		}
+		small.ServeHTTP(w, req)
+	})
+}
+
+// isMultipart tells an upload from a JSON body; the handlers use the same
+// test, so a body is never read as JSON under an upload's limit.
+func isMultipart(r *http.Request) bool {
+	return strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "multipart/")
+}
 
 func (a *API) routes() []route {
 	var rs []route
@@ -126,7 +155,7 @@ func (a *API) routes() []route {
 	rs = append(rs, a.conversationRoutes()...)
 	rs = append(rs, a.sessionRoutes()...)
 	rs = append(rs, a.fileRoutes()...)
-	rs = append(rs, route{pattern: "GET /v1/openapi.json", handler: serveOpenAPI, maxBody: jsonBody})
+	rs = append(rs, route{pattern: "GET /v1/openapi.json", handler: serveOpenAPI})
 	return rs
 }
 

@@ -20,11 +20,11 @@ type Conversation struct {
 
 func (a *API) conversationRoutes() []route {
 	return []route{
-		{pattern: "GET /v1/conversations", handler: a.handleListConversations, maxBody: jsonBody},
-		{pattern: "GET /v1/conversations/{id}", handler: a.handleGetConversation, maxBody: jsonBody},
-		{pattern: "GET /v1/conversations/{id}/items", handler: a.handleConversationItems, maxBody: jsonBody},
-		{pattern: "PATCH /v1/conversations/{id}", handler: a.handlePatchConversation, maxBody: jsonBody},
-		{pattern: "DELETE /v1/conversations/{id}", handler: a.handleDeleteConversation, maxBody: jsonBody},
+		{pattern: "GET /v1/conversations", handler: a.handleListConversations},
+		{pattern: "GET /v1/conversations/{id}", handler: a.handleGetConversation},
+		{pattern: "GET /v1/conversations/{id}/items", handler: a.handleConversationItems},
+		{pattern: "PATCH /v1/conversations/{id}", handler: a.handlePatchConversation},
+		{pattern: "DELETE /v1/conversations/{id}", handler: a.handleDeleteConversation},
 	}
 }
 

@@ -205,12 +205,9 @@ func (s *fileStore) put(sessionUUID, convID, filename, contentType string, r io.
 	src := &uploadReader{r: r}
 	n, err := io.Copy(tmp, io.LimitReader(src, s.maxBytes+1))
 	if err == nil && n > s.maxBytes {
-		err = badRequest("file is over %d bytes", s.maxBytes)
+		err = tooLarge("file is over %d bytes", s.maxBytes)
 	} else if err != nil && src.err != nil {
-		var tooBig *http.MaxBytesError
-		if !errors.As(src.err, &tooBig) {
-			err = badRequest("reading the file part: %v", src.err)
-		}
+		err = readError("reading the file part", src.err)
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -396,11 +393,11 @@ func (s *fileStore) removeAll(sessionUUID string) error {
 func (a *API) fileRoutes() []route {
 	const base = "/v1/sessions/{session_id}/resources/files"
 	return []route{
-		{pattern: "POST " + base, handler: a.fileHandler(a.fileUpload), maxBody: a.opts.MaxFileBytes + fileFormSlack},
-		{pattern: "GET " + base, handler: a.fileHandler(a.fileList), maxBody: jsonBody},
-		{pattern: "GET " + base + "/{id}", handler: a.fileHandler(a.fileGet), maxBody: jsonBody},
-		{pattern: "GET " + base + "/{id}/content", handler: a.fileHandler(a.fileContent), maxBody: jsonBody},
-		{pattern: "DELETE " + base + "/{id}", handler: a.fileHandler(a.fileDelete), maxBody: jsonBody},
+		{pattern: "POST " + base, handler: a.fileHandler(a.fileUpload), upload: a.opts.MaxFileBytes + fileFormSlack},
+		{pattern: "GET " + base, handler: a.fileHandler(a.fileList)},
+		{pattern: "GET " + base + "/{id}", handler: a.fileHandler(a.fileGet)},
+		{pattern: "GET " + base + "/{id}/content", handler: a.fileHandler(a.fileContent)},
+		{pattern: "DELETE " + base + "/{id}", handler: a.fileHandler(a.fileDelete)},
 	}
 }
 

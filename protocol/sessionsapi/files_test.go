@@ -56,7 +56,7 @@ func newFileEnv(t *testing.T, maxBytes int64) *fileEnv {
 	a := &API{files: store, opts: Options{MaxFileBytes: maxBytes, Store: sessions}}
 	mux := http.NewServeMux()
 	for _, r := range a.fileRoutes() {
-		mux.Handle(r.pattern, http.MaxBytesHandler(r.handler, r.maxBody))
+		mux.Handle(r.pattern, r.limited(bodyLimit))
 	}
 	return &fileEnv{t: t, dir: dir, store: store, sessions: sessions, mux: mux}
 }
@@ -359,7 +359,7 @@ func TestFileUploadRefused(t *testing.T) {
 		"no file part":   {[]filePart{{"purpose", "", "", []byte("input")}}, 400, "missing file part"},
 		"no parts":       {nil, 400, "missing file part"},
 		"no file name":   {[]filePart{{"file", "", "", []byte("x")}}, 400, "no file name"},
-		"over the limit": {[]filePart{{"file", "big.bin", "", bytes.Repeat([]byte("x"), 17)}}, 400, "file is over 16 bytes"},
+		"over the limit": {[]filePart{{"file", "big.bin", "", bytes.Repeat([]byte("x"), 17)}}, 413, "file is over 16 bytes"},
 		// A body over the route's limit before the file part is cut by
 		// the server's MaxBytesReader.
 		"over the body limit": {[]filePart{{"pad", "", "", bytes.Repeat([]byte("x"), 100<<10)}, {"file", "a.txt", "", []byte("x")}}, 413, "request body over"},

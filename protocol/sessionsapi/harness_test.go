@@ -71,12 +71,7 @@ models = ["m1", "m2"]
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	api.Register(mux, func(h http.Handler, max int64) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Body = http.MaxBytesReader(w, r.Body, max)
-			h.ServeHTTP(w, r)
-		})
-	})
+	api.Register(mux, bodyLimit)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		api.Close()
@@ -85,6 +80,9 @@ models = ["m1", "m2"]
 	})
 	return &fixture{t: t, llm: llm, api: api, hub: hub, srv: srv, work: work, home: home}
 }
+
+// bodyLimit is a Limit with the body limit only, as the server's applies it.
+func bodyLimit(h http.Handler, max int64, _ bool) http.Handler { return http.MaxBytesHandler(h, max) }
 
 // do sends a JSON request and decodes the JSON answer into out (if not
 // nil); it returns the status.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -29,6 +30,26 @@ func notFound(format string, a ...any) error {
 
 func conflict(format string, a ...any) error {
 	return &apiError{http.StatusConflict, fmt.Sprintf(format, a...)}
+}
+
+// tooLarge is a 413: a body, or a part of one, over its limit.
+func tooLarge(format string, a ...any) error {
+	return &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf(format, a...)}
+}
+
+// readError is what a failed read of the request body answers: 413 past
+// the body limit, 408 when the client was too slow to send it (the
+// server's read deadline), else a 400 saying what was being read.
+func readError(what string, err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &apiError{http.StatusRequestTimeout, "the request body did not arrive within the read timeout"}
+	}
+	return badRequest("%s: %v", what, err)
 }
 
 // writeJSON answers with v as JSON.
@@ -61,11 +82,7 @@ func decodeJSON(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return err
-		}
-		return badRequest("invalid JSON body: %v", err)
+		return readError("invalid JSON body", err)
 	}
 	if dec.More() {
 		return badRequest("invalid JSON body: data after the JSON value")

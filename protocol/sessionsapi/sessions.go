@@ -43,16 +43,16 @@ type SessionResponse struct {
 
 func (a *API) sessionRoutes() []route {
 	return []route{
-		{pattern: "POST /v1/sessions", handler: a.handleCreateSession, maxBody: a.opts.MaxBundleBytes + 1<<20},
-		{pattern: "GET /v1/sessions", handler: a.handleListSessions, maxBody: jsonBody},
-		{pattern: "GET /v1/sessions/{session_id}", handler: a.handleGetSession, maxBody: jsonBody},
-		{pattern: "PATCH /v1/sessions/{session_id}", handler: a.handlePatchSession, maxBody: jsonBody},
-		{pattern: "DELETE /v1/sessions/{session_id}", handler: a.handleDeleteSession, maxBody: jsonBody},
-		{pattern: "GET /v1/sessions/{session_id}/items", handler: a.handleSessionItems, maxBody: jsonBody},
-		{pattern: "POST /v1/sessions/{session_id}/events", handler: a.handlePostEvent, maxBody: 8 << 20},
+		{pattern: "POST /v1/sessions", handler: a.handleCreateSession, upload: a.opts.MaxBundleBytes + jsonBody + bundleFormSlack},
+		{pattern: "GET /v1/sessions", handler: a.handleListSessions},
+		{pattern: "GET /v1/sessions/{session_id}", handler: a.handleGetSession},
+		{pattern: "PATCH /v1/sessions/{session_id}", handler: a.handlePatchSession},
+		{pattern: "DELETE /v1/sessions/{session_id}", handler: a.handleDeleteSession},
+		{pattern: "GET /v1/sessions/{session_id}/items", handler: a.handleSessionItems},
+		{pattern: "POST /v1/sessions/{session_id}/events", handler: a.handlePostEvent},
 		{pattern: "GET /v1/sessions/{session_id}/stream", handler: a.handleStream, stream: true},
-		{pattern: "POST /v1/sessions/{session_id}/fork", handler: a.handleFork, maxBody: jsonBody},
-		{pattern: "POST /v1/sessions/{session_id}/elicitations/{elicitation_id}/resolve", handler: a.handleResolve, maxBody: jsonBody},
+		{pattern: "POST /v1/sessions/{session_id}/fork", handler: a.handleFork},
+		{pattern: "POST /v1/sessions/{session_id}/elicitations/{elicitation_id}/resolve", handler: a.handleResolve},
 	}
 }
 

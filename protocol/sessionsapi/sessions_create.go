@@ -1,8 +1,11 @@
 package sessionsapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -40,7 +43,7 @@ type inputItem struct {
 }
 
 func (a *API) handleCreateSession(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+	if isMultipart(r) {
 		a.createFromBundle(w, r)
 		return
 	}
@@ -65,26 +68,21 @@ func (a *API) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 // createFromBundle is seed 003's multipart create: a metadata part (JSON)
 // and an agent bundle, uploaded as a new agent the session is bound to.
 func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseMultipartForm(1 << 20); err != nil {
-		writeError(w, badRequest("invalid multipart body: %v", err))
+	meta, bundle, err := a.bundleForm(r)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	var req createRequest
-	if meta := r.FormValue("metadata"); meta != "" {
-		dec := json.NewDecoder(strings.NewReader(meta))
+	if len(meta) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(meta))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
 			writeError(w, badRequest("metadata: %v", err))
 			return
 		}
 	}
-	f, _, err := r.FormFile("bundle")
-	if err != nil {
-		writeError(w, &apiError{http.StatusUnprocessableEntity, "missing bundle part"})
-		return
-	}
-	defer f.Close()
-	ag, err := a.agents.create(f)
+	ag, err := a.agents.createFrom(bundle)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -96,6 +94,46 @@ func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"session_id": convID(id)})
+}
+
+// bundleForm reads the parts of a multipart create as they stream, each
+// only up to its own limit: metadata (JSON) jsonBody bytes, the bundle the
+// bundle limit. Other parts are skipped.
+func (a *API) bundleForm(r *http.Request) (meta, bundle []byte, err error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, nil, badRequest("invalid multipart body: %v", err)
+	}
+	for {
+		p, err := mr.NextPart()
+		var tooBig *http.MaxBytesError
+		switch {
+		case err == io.EOF:
+			if bundle == nil {
+				return nil, nil, &apiError{http.StatusUnprocessableEntity, "missing bundle part"}
+			}
+			return meta, bundle, nil
+		case errors.As(err, &tooBig):
+			return nil, nil, err
+		case err != nil:
+			return nil, nil, readError("invalid multipart body", err)
+		}
+		switch p.FormName() {
+		case "metadata":
+			meta, err = io.ReadAll(io.LimitReader(p, jsonBody+1))
+			if err == nil && len(meta) > jsonBody {
+				err = tooLarge("metadata part is over %d bytes", jsonBody)
+			} else if err != nil {
+				err = readError("reading the metadata part", err)
+			}
+		case "bundle":
+			bundle, err = readBundle(p, a.opts.MaxBundleBytes)
+		}
+		p.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 }
 
 // createSession stores a new session bound to the request's agent, seeds

@@ -294,6 +294,7 @@ func (t *tracker) emit(name string, fields map[string]any) {
 		t.api.log.Warn("sessions api: dropping an event that does not encode", "event", name, "err", err)
 		return
 	}
+	data = t.api.opts.Engine.Redactor().Bytes(data) // response.failed quotes the provider's error
 	frame := make([]byte, 0, len(data)+len(name)+16)
 	frame = append(frame, "event: "...)
 	frame = append(frame, name...)

@@ -30,6 +30,9 @@ type Server struct {
 	Catalog *history.Catalog
 	Hub     *acp.Hub
 	Version string
+	// Policy bounds the sessions clients open (cwd, their own MCP
+	// servers); nil allows what the client asks.
+	Policy *acp.SessionPolicy
 
 	SendQueue int   // frames queued per client before it is closed as too slow
 	MaxFrame  int64 // largest frame a client may send
@@ -120,7 +123,7 @@ func (s *Server) release(conn *Conn) {
 }
 
 func (s *Server) agent() *acp.Agent {
-	return &acp.Agent{Engine: s.Engine, Catalog: s.Catalog, Version: s.Version, Hub: s.Hub}
+	return &acp.Agent{Engine: s.Engine, Catalog: s.Catalog, Version: s.Version, Hub: s.Hub, Policy: s.Policy}
 }
 
 // Conns reports how many connections are open.

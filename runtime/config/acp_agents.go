@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -16,9 +17,47 @@ type ACPAgent struct {
 	ExtraArgs []string          `toml:"extra_args"`
 	Env       map[string]string `toml:"env"`
 	Cwd       string            `toml:"cwd"`
+	// Kind says which agent this is when its command line does not (a
+	// wrapper script): one of the AgentKind constants; "" detects it.
+	Kind string `toml:"kind"`
 	// Preset names the built-in agent this one was taken from ("" for a
 	// configured one).
 	Preset string `toml:"-"`
+}
+
+// Agent kinds: the external agents whose own settings openheim knows how
+// to set from its rules (the ACP host's per-agent projection), openheim
+// itself, and any other agent (no projection).
+const (
+	AgentKindClaude   = "claude-agent-acp"
+	AgentKindCodex    = "codex-acp"
+	AgentKindOpenheim = "openheim"
+	AgentKindOther    = "other"
+)
+
+var agentKinds = []string{AgentKindClaude, AgentKindCodex, AgentKindOpenheim, AgentKindOther}
+
+// AgentKind is the kind of agent a runs: its kind key, else its preset's
+// name, else the package or program its command line names
+// (@zed-industries/claude-agent-acp, its former name claude-code-acp, or
+// codex-acp; with or without a version or a path), else "other".
+func (a ACPAgent) AgentKind() string {
+	switch {
+	case a.Kind != "":
+		return a.Kind
+	case a.Preset != "":
+		return a.Preset
+	}
+	for _, tok := range append([]string{a.Command}, a.Args...) {
+		tok = strings.ToLower(tok)
+		switch {
+		case strings.Contains(tok, "claude-agent-acp"), strings.Contains(tok, "claude-code-acp"):
+			return AgentKindClaude
+		case strings.Contains(tok, "codex-acp"):
+			return AgentKindCodex
+		}
+	}
+	return AgentKindOther
 }
 
 // ACPPresets are the agents known without configuration: Zed's adapters
@@ -91,6 +130,9 @@ func (c *Config) validateACPAgents() error {
 			if fi, err := os.Stat(a.Cwd); err != nil || !fi.IsDir() {
 				return keyErr("acp_agents."+name+".cwd", "%s is not a directory", a.Cwd)
 			}
+		}
+		if a.Kind != "" && !slices.Contains(agentKinds, a.Kind) {
+			return keyErr("acp_agents."+name+".kind", "%q is not a known kind (%s)", a.Kind, strings.Join(agentKinds, ", "))
 		}
 		if strings.ContainsAny(name, "/ ") {
 			return keyErr("acp_agents."+name, "a name may not contain spaces or '/'")

@@ -58,6 +58,10 @@ type Config struct {
 	// RecordDir, when set, makes every `openheim prompt` record its model
 	// replies into a replay cassette there (like --record FILE).
 	RecordDir string `toml:"record_dir"`
+	// MaxAnswerBytes and MaxRetryWaitSecs are the providers' limits
+	// (limits.go); a provider's own keys win.
+	MaxAnswerBytes   int `toml:"max_answer_bytes"`
+	MaxRetryWaitSecs int `toml:"max_retry_wait_secs"`
 
 	// Getenv looks up API keys in Resolve; nil means os.Getenv. It is a
 	// field so tests (here and in other packages) need not mutate the
@@ -84,6 +88,12 @@ type Memory struct {
 // Serve configures `openheim serve`.
 type Serve struct {
 	AllowedOrigins []string `toml:"allowed_origins"`
+	// Roots are directories besides work_dir in which /ws and /acp clients
+	// may open sessions (absolute once loaded).
+	Roots []string `toml:"roots"`
+	// AllowClientMCPServers lets /ws and /acp clients start MCP servers of
+	// their own (session/new's mcpServers): commands run on this machine.
+	AllowClientMCPServers bool `toml:"allow_client_mcp_servers"`
 }
 
 // Provider is one [providers.<name>] table.
@@ -100,6 +110,9 @@ type Provider struct {
 	ContextWindow int      `toml:"context_window"`
 	Thinking      string   `toml:"thinking"`
 	Cassette      string   `toml:"cassette"`
+	// MaxAnswerBytes and MaxRetryWaitSecs default to the top-level keys.
+	MaxAnswerBytes   int `toml:"max_answer_bytes"`
+	MaxRetryWaitSecs int `toml:"max_retry_wait_secs"`
 	// Headers are sent with every request to this provider, replacing
 	// defaults of the same name (e.g. anthropic-version). Never shown by
 	// the public view: gateways put tokens in them.

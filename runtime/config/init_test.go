@@ -109,8 +109,8 @@ func TestTemplateDocumentsEveryKey(t *testing.T) {
 		"max_tokens", "context_window", "thinking", "cassette",
 		"command", "args", "env", "cwd", "url", "headers", "tool_timeout_secs",
 		"startup_timeout_secs", "enabled_tools", "disabled_tools",
-		"embedding_provider", "embedding_model", "top_k", "allowed_origins", "record_dir",
-		"allow", "deny", "ask",
+		"embedding_provider", "embedding_model", "top_k", "allowed_origins", "roots", "allow_client_mcp_servers", "record_dir",
+		"allow", "deny", "ask", "max_answer_bytes", "max_retry_wait_secs",
 	}
 	for _, k := range keys {
 		if !regexp.MustCompile(`(?m)^#?\s*` + k + `\s`).MatchString(configTemplate) {

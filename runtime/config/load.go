@@ -118,6 +118,8 @@ func warnUndecoded(w io.Writer, path string, keys []toml.Key) {
 func (c *Config) setDefaults() {
 	c.MaxIterations = DefaultMaxIterations
 	c.Memory.TopK = DefaultTopK
+	c.MaxAnswerBytes = DefaultMaxAnswerBytes
+	c.MaxRetryWaitSecs = DefaultMaxRetryWaitSecs
 }
 
 // validate applies the defaults that depend on other keys and checks every
@@ -150,6 +152,9 @@ func (c *Config) validate(md *toml.MetaData) error {
 		if err := p.normalize(name, c.Dir(), isSet); err != nil {
 			return err
 		}
+	}
+	if err := c.validateLimits(isSet); err != nil {
+		return err
 	}
 	if err := c.pickDefaultProvider(); err != nil {
 		return err
@@ -235,7 +240,8 @@ func (c *Config) validateMemory() error {
 }
 
 // validateServe checks origins now rather than letting a typo silently block
-// every browser request later.
+// every browser request later, and makes roots absolute (relative to this
+// file, like the file's other paths).
 func (c *Config) validateServe() error {
 	for _, o := range c.Serve.AllowedOrigins {
 		if o == "*" {
@@ -244,6 +250,12 @@ func (c *Config) validateServe() error {
 		if !isOrigin(o) {
 			return keyErr("serve.allowed_origins", "%q is not an origin (want \"*\" or scheme://host[:port], e.g. http://localhost:5173)", o)
 		}
+	}
+	for i, r := range c.Serve.Roots {
+		if strings.TrimSpace(r) == "" {
+			return keyErr("serve.roots", "entry %d is empty (want a directory, e.g. \"~/code\")", i+1)
+		}
+		c.Serve.Roots[i] = resolveAgainst(c.Dir(), r)
 	}
 	return nil
 }

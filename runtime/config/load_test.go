@@ -69,6 +69,7 @@ cwd = "srv"
 		"nokey":     {Name: "nokey", Kind: "openai", APIBase: "https://api.openai.com/v1", DefaultModel: "m", TimeoutSecs: 120},
 	}
 	for name, w := range want {
+		w.MaxAnswerBytes, w.MaxRetryWaitSecs = DefaultMaxAnswerBytes, DefaultMaxRetryWaitSecs // inherited
 		if got := c.Providers[name]; got == nil || !reflect.DeepEqual(*got, w) {
 			t.Errorf("provider %s:\n got %+v\nwant %+v", name, got, w)
 		}
@@ -111,11 +112,14 @@ embedding_model = "e"
 top_k = 20
 [serve]
 allowed_origins = ["http://localhost:5173", "*"]
+roots = ["/srv/code", "sub"]
+allow_client_mcp_servers = true
 `)
 	p := c.Providers["x"]
 	if c.MaxIterations != 3 || c.WorkDir != dir || !c.AllowShell || c.TUI.ThemeColor != "blue" ||
 		c.DefaultProvider != "x" || p.TimeoutSecs != 5 || p.MaxTokens != 100 || p.ContextWindow != 2000 ||
-		p.Thinking != "adaptive" || p.APIKey != "k" || c.Memory.TopK != 20 || len(c.Serve.AllowedOrigins) != 2 {
+		p.Thinking != "adaptive" || p.APIKey != "k" || c.Memory.TopK != 20 || len(c.Serve.AllowedOrigins) != 2 ||
+		!reflect.DeepEqual(c.Serve.Roots, []string{"/srv/code", filepath.Join(filepath.Dir(c.Path()), "sub")}) || !c.Serve.AllowClientMCPServers {
 		t.Errorf("values not loaded: %+v %+v", c, p)
 	}
 	s := c.MCPServers["web"]
@@ -195,6 +199,7 @@ func TestLoadInvalid(t *testing.T) {
 		{"embedding model alone", "[memory]\nembedding_model = \"e\"", "config: memory.embedding_model: set but memory.embedding_provider is not"},
 		{"origin", "[serve]\nallowed_origins = [\"localhost:5173\"]", `config: serve.allowed_origins: "localhost:5173" is not an origin`},
 		{"origin with path", "[serve]\nallowed_origins = [\"http://h/app\"]", `config: serve.allowed_origins: "http://h/app" is not an origin`},
+		{"empty root", "[serve]\nroots = [\"/srv\", \" \"]", `config: serve.roots: entry 2 is empty`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,6 +37,11 @@ import (
 // is written as given, so it is resolved against the config file's directory.
 // The name is quoted when it is not a bare key.
 //
+// A server holding a secret (MCPServer.HoldsSecret: a header or env value,
+// a secret-looking arg, a URL with credentials) leaves the file readable by
+// its owner only: group and other permissions are removed (0644 becomes
+// 0600); a new file is always 0600.
+//
 // It fails, leaving the file untouched, when the server already exists (as a
 // table, dotted keys or an inline table), when the file does not parse, and
 // when the result would not load and validate: the server is checked like
@@ -106,6 +111,9 @@ func AddMCPServer(path, name string, s MCPServer) error {
 
 	if missing {
 		mode = 0o600
+	}
+	if s.HoldsSecret() {
+		mode &^= 0o077
 	}
 	return replaceValidated(path, out, mode)
 }
@@ -218,6 +226,9 @@ func checkUTF8(name string, s MCPServer) error {
 	check := func(k string, vals ...string) error {
 		for _, v := range vals {
 			if !utf8.ValidString(v) {
+				if k == "env" || k == "headers" || k == "args" || k == "url" {
+					return keyErr(key(k), "an entry is not valid UTF-8 (not shown: it may be a secret)")
+				}
 				return keyErr(key(k), "%q is not valid UTF-8", v)
 			}
 		}

@@ -12,13 +12,14 @@ func TestLoadPermissions(t *testing.T) {
 allow = ["read_*", "github__*"]
 deny = ["github__delete_*", "write_file"]
 ask = ["execute_command", "{web,http}_*", "**"]
+allow_outside = ["/tmp/**"]
 `), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := c.Permissions
 	if !slices.Equal(p.Allow, []string{"read_*", "github__*"}) || !slices.Equal(p.Deny, []string{"github__delete_*", "write_file"}) ||
-		!slices.Equal(p.Ask, []string{"execute_command", "{web,http}_*", "**"}) {
+		!slices.Equal(p.Ask, []string{"execute_command", "{web,http}_*", "**"}) || !slices.Equal(p.AllowOutside, []string{"/tmp/**"}) {
 		t.Errorf("permissions = %+v", p)
 	}
 	c, err = LoadWith(writeConfig(t, ``), nil)
@@ -33,6 +34,8 @@ func TestLoadPermissionsInvalid(t *testing.T) {
 		{"[permissions]\nallow = [\"{a,b\"]", `config: permissions.allow: entry 1 "{a,b" is not a valid glob pattern`},
 		{"[permissions]\nask = [\"\"]", `config: permissions.ask: entry 1 is empty`},
 		{"[permissions]\nask = \"execute_command\"", `incompatible types`},
+		{"[permissions]\nallow_outside = [\"tmp/**\"]", `config: permissions.allow_outside: entry 1 "tmp/**" is not absolute`},
+		{"[permissions]\nallow_outside = [\"/tmp/[\"]", `config: permissions.allow_outside: entry 1 "/tmp/[" is not a valid glob pattern`},
 	} {
 		_, err := LoadWith(writeConfig(t, tt.toml), nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -10,6 +10,7 @@ import (
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/session"
 )
 
 // compactSystem and compactAsk make the model write the summary turns
@@ -42,14 +43,15 @@ func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
 	if err != nil {
 		return event.End{}, err
 	}
-	if e.Locker != nil {
-		release, err := e.Locker.Acquire(meta.ID)
-		if err != nil {
-			return event.End{}, err
-		}
-		defer release()
+	lease, err := e.Lease(meta.ID)
+	if err != nil {
+		return event.End{}, err
 	}
-	conv, err := e.Store.Load(meta.ID)
+	defer lease.Release()
+	ctx, stopWatch := session.LeaseContext(ctx, lease)
+	defer stopWatch()
+	store := session.Fenced(e.Store, meta.ID, lease)
+	conv, err := store.Load(meta.ID)
 	if err != nil {
 		return event.End{}, err
 	}
@@ -59,6 +61,9 @@ func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
 	}
 	start := e.now()
 	summary, usage, err := summarise(ctx, provider, resolved.Model, since)
+	if lease.Err() != nil {
+		return LeaseEnd(event.End{}, lease), nil
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return event.End{StopReason: agent.StopCancelled}, nil
@@ -69,7 +74,10 @@ func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
 		{Role: message.RoleUser, Content: []message.Block{message.Text(CompactPrefix + summary)}, Compaction: true},
 		{Role: message.RoleAssistant, Content: []message.Block{message.Text(compactAck)}},
 	}
-	if err := e.Store.Append(meta.ID, pair...); err != nil {
+	if err := store.Append(meta.ID, pair...); err != nil {
+		if lease.Err() != nil {
+			return LeaseEnd(event.End{}, lease), nil
+		}
 		return event.End{}, err
 	}
 	if req.Sink != nil {
@@ -77,7 +85,10 @@ func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
 	}
 	meta = conv.Meta
 	meta.UpdatedAt = e.now().UTC()
-	if err := e.Store.SaveMeta(meta); err != nil {
+	if err := store.SaveMeta(meta); err != nil {
+		if lease.Err() != nil {
+			return LeaseEnd(event.End{}, lease), nil
+		}
 		return event.End{}, err
 	}
 	return event.End{StopReason: agent.StopEndTurn, Usage: usage, Iterations: 1, Duration: e.now().Sub(start)}, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
+	"github.com/openheim/openheim/runtime/redact"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/openheim/openheim/runtime/subagent"
 	"github.com/openheim/openheim/runtime/tools"
@@ -29,8 +30,9 @@ type Engine struct {
 	Config *config.Config
 	Store  session.Store
 	// Locker keeps one turn per session at a time, in this process and
-	// across processes; nil runs unlocked (tests).
-	Locker *session.Locker
+	// across processes, and fences a turn whose lease was taken over; nil
+	// runs unlocked (tests).
+	Locker session.Leaser
 	Now    func() time.Time
 	// MCP offers the configured MCP servers' tools; nil: none.
 	MCP ToolSource
@@ -46,6 +48,9 @@ type Engine struct {
 	// this process runs (or until Forget).
 	gateOnce sync.Once
 	gate     *permission.Gate
+
+	redactOnce sync.Once
+	redactor   *redact.Redactor
 }
 
 // Runner runs turns: the engine itself, or an external ACP agent
@@ -144,18 +149,19 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if isNew {
 		meta = session.NewMeta(now)
 	}
-	if e.Locker != nil {
-		release, err := e.Locker.Acquire(meta.ID)
-		if err != nil {
-			return session.Meta{}, event.End{}, err
-		}
-		defer release()
+	lease, err := e.Lease(meta.ID)
+	if err != nil {
+		return session.Meta{}, event.End{}, err
 	}
+	defer lease.Release()
+	ctx, stopWatch := session.LeaseContext(ctx, lease)
+	defer stopWatch()
+	store := session.Fenced(e.Store, meta.ID, lease)
 	// The history is read only once the lock is ours, so the turn continues
 	// from what the last holder stored.
 	var history []message.Message
 	if !isNew {
-		conv, err := e.Store.Load(meta.ID)
+		conv, err := store.Load(meta.ID)
 		if err != nil {
 			return session.Meta{}, event.End{}, err
 		}
@@ -180,7 +186,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	// (an inode: 0.1-0.3 ms of CPU on this project's machines), for a title
 	// that firstUserText restores anyway should the process die mid-turn.
 	if isNew {
-		err = e.Store.Create(meta)
+		err = store.Create(meta)
 	}
 	if err != nil {
 		return session.Meta{}, event.End{}, err
@@ -189,7 +195,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		record = filepath.Join(e.Config.RecordDir, meta.ID+"-"+now.UTC().Format("20060102T150405Z")+".json")
 	}
 	if record != "" {
-		if provider, err = llm.NewRecorder(provider, record); err != nil {
+		if provider, err = llm.NewRecorder(provider, record, e.Redactor()); err != nil {
 			return session.Meta{}, event.End{}, err
 		}
 	}
@@ -246,7 +252,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		Sink:      sink,
 		Inbox:     req.Inbox,
 		Persist: func(msgs ...message.Message) error {
-			if err := e.Store.Append(meta.ID, msgs...); err != nil {
+			if err := store.Append(meta.ID, msgs...); err != nil {
 				return err
 			}
 			sink.Emit(event.Event{SessionID: meta.ID, Kind: event.Committed, Messages: msgs, Index: stored})
@@ -255,19 +261,21 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		},
 	})
 
+	end = LeaseEnd(end, lease)
 	meta.UpdatedAt = e.now().UTC()
 	// A title set while the turn ran (a rename on another connection)
 	// wins over the one the turn started with.
-	if cur, err := e.Store.LoadMeta(meta.ID); err == nil && cur.Title != nil {
+	if cur, err := store.LoadMeta(meta.ID); err == nil && cur.Title != nil {
 		meta.Title = cur.Title
 	}
 	if end.Iterations > 0 && end.Usage != (message.Usage{}) {
 		u := end.Usage
 		meta.ContextUsage = &u
 	}
-	if err := e.Store.SaveMeta(meta); err != nil && end.Err == nil {
+	if err := store.SaveMeta(meta); err != nil && end.Err == nil {
 		end.Err = fmt.Errorf("saving session meta: %w", err)
 	}
+	end.Err = e.Redactor().Error(end.Err)
 	return meta, end, nil
 }
 

@@ -41,6 +41,8 @@ type AnthropicConfig struct {
 	// HTTPClient replaces the default client. The idle timeout still
 	// applies; connect and header timeouts are then the client's business.
 	HTTPClient *http.Client
+	// MaxAnswerBytes caps one answer, as OpenAIConfig.MaxAnswerBytes does.
+	MaxAnswerBytes int
 }
 
 type anthropic struct {
@@ -52,14 +54,15 @@ type anthropic struct {
 
 // NewAnthropic returns a streaming Messages API Provider.
 func NewAnthropic(cfg AnthropicConfig) Provider {
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultAnthropicBaseURL
 	}
 	h := requestHeader("x-api-key", "", cfg.APIKey, map[string]string{"anthropic-version": AnthropicVersion}, cfg.Headers)
 	return &anthropic{
-		cfg:      cfg,
-		conn:     newSSEClient(base+"/messages", cfg.Timeout, cfg.HTTPClient, cfg.APIKey),
+		cfg: cfg,
+		conn: newSSEClient(endpoint(base, "/messages", ""), cfg.Timeout, cfg.HTTPClient,
+			secretsOf(cfg.APIKey, base, cfg.Headers)),
 		header:   h,
 		thinking: strings.EqualFold(strings.TrimSpace(cfg.Thinking), "adaptive"),
 	}
@@ -68,7 +71,7 @@ func NewAnthropic(cfg AnthropicConfig) Provider {
 // Stream implements Provider.
 func (p *anthropic) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
 	resp, err := p.stream(ctx, req, onDelta)
-	return resp, redact(err, p.cfg.APIKey)
+	return resp, hide(err, p.conn.red)
 }
 
 func (p *anthropic) stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
@@ -87,7 +90,7 @@ func (p *anthropic) stream(ctx context.Context, req *Request, onDelta func(Delta
 		return nil, fmt.Errorf("llm: encoding request: %w", err)
 	}
 	resp, err := p.conn.do(ctx, body, p.header, func(r io.Reader) (*Response, error) {
-		return decodeAnStream(r, onDelta)
+		return decodeAnStream(r, p.cfg.MaxAnswerBytes, onDelta)
 	})
 	if err != nil {
 		return nil, anClassify(err)

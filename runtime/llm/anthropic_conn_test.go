@@ -55,13 +55,13 @@ var rawAnWant = &Response{
 func TestDecodeAnStreamSplitEverywhere(t *testing.T) {
 	// One byte per Read from the start, then every split point: each UTF-8
 	// character and each CRLF is cut between reads somewhere.
-	got, err := decodeAnStream(iotest.OneByteReader(strings.NewReader(rawAnStream)), nil)
+	got, err := decodeAnStream(iotest.OneByteReader(strings.NewReader(rawAnStream)), 0, nil)
 	if err != nil || !reflect.DeepEqual(got, rawAnWant) {
 		t.Fatalf("one byte per read: %#v, %v", got, err)
 	}
 	for i := 0; i <= len(rawAnStream); i++ {
 		r := io.MultiReader(strings.NewReader(rawAnStream[:i]), iotest.HalfReader(strings.NewReader(rawAnStream[i:])))
-		got, err := decodeAnStream(r, nil)
+		got, err := decodeAnStream(r, 0, nil)
 		if err != nil || !reflect.DeepEqual(got, rawAnWant) {
 			t.Fatalf("split at %d: %#v, %v", i, got, err)
 		}
@@ -129,7 +129,7 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := decodeAnStream(strings.NewReader(tt.stream), nil)
+			resp, err := decodeAnStream(strings.NewReader(tt.stream), 0, nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || Retryable(err) != tt.retryable {
 					t.Fatalf("err = %v (retryable %v)", err, Retryable(err))
@@ -145,7 +145,9 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 
 func TestAnthropicWithRetry(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	pol := RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond, Logger: quiet}
+	var waits []time.Duration
+	pol := RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond, Logger: quiet,
+		Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}
 	ok := llmtest.Reply{Text: []string{"fine"}}
 	tests := []struct {
 		name     string
@@ -165,7 +167,7 @@ func TestAnthropicWithRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, p := setupAn(t, AnthropicConfig{}, tt.first, ok)
-			start := time.Now()
+			waits = nil
 			_, resp, err := collect(t, WithRetry(p, pol), anRequestFor(userMsg("hi")))
 			if (err != nil) != tt.wantErr || len(srv.Requests()) != tt.requests {
 				t.Fatalf("err = %v after %d requests", err, len(srv.Requests()))
@@ -173,8 +175,8 @@ func TestAnthropicWithRetry(t *testing.T) {
 			if !tt.wantErr && (len(resp.Content) != 1 || resp.Content[0].Text != "fine") {
 				t.Errorf("response = %#v", resp)
 			}
-			if time.Since(start) > 2*time.Second {
-				t.Errorf("Retry-After not capped by MaxDelay: %v", time.Since(start))
+			if tt.first.RetryAfter == "1" && (len(waits) != 1 || waits[0] != time.Second) {
+				t.Errorf("waits = %v, want the server's Retry-After of 1s", waits)
 			}
 		})
 	}

@@ -70,13 +70,15 @@ type anAccumulator struct {
 	stop    string
 	usage   message.Usage
 	events  int
+	cap     *answerCap
 }
 
 // decodeAnStream reads a Messages event stream until message_stop. It
 // forwards text and thinking deltas as they arrive and returns the assembled
-// response.
-func decodeAnStream(body io.Reader, onDelta func(Delta) error) (*Response, error) {
-	acc := &anAccumulator{byIndex: map[int]*anBlockAcc{}}
+// response; an answer passing maxAnswer bytes (see newAnswerCap) ends there
+// as max_tokens.
+func decodeAnStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*Response, error) {
+	acc := &anAccumulator{byIndex: map[int]*anBlockAcc{}, cap: newAnswerCap(maxAnswer)}
 	r := sse.NewReader(body)
 	for {
 		ev, err := r.Next()
@@ -107,6 +109,9 @@ func decodeAnStream(body io.Reader, onDelta func(Delta) error) (*Response, error
 			typ = e.Type
 		}
 		done, err := acc.add(typ, &e, onDelta)
+		if errors.Is(err, errAnswerCap) {
+			return acc.cap.capped(acc.response()), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -128,6 +133,9 @@ func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(Delta) error) (
 			return false, nil
 		}
 		cb := e.ContentBlock
+		if err := a.cap.charge(len(cb.ID) + len(cb.Name) + len(cb.Signature) + len(cb.Data) + len(cb.Input)); err != nil {
+			return false, err
+		}
 		b := a.start(e.Index, cb.Type)
 		b.id, b.name, b.sig, b.data, b.input = cb.ID, cb.Name, cb.Signature, cb.Data, cb.Input
 		// The API starts text and thinking empty; a gateway may not.
@@ -148,9 +156,14 @@ func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(Delta) error) (
 		case "thinking_delta":
 			return false, a.emit(a.block(e.Index, message.TypeThinking), DeltaThinking, d.Thinking, onDelta)
 		case "signature_delta":
+			if err := a.cap.charge(len(d.Signature)); err != nil {
+				return false, err
+			}
 			a.block(e.Index, message.TypeThinking).sig += d.Signature
 		case "input_json_delta":
-			a.block(e.Index, message.TypeToolUse).buf.WriteString(d.PartialJSON)
+			args, err := a.cap.take(d.PartialJSON)
+			a.block(e.Index, message.TypeToolUse).buf.WriteString(args)
+			return false, err
 		}
 		// citations_delta and future delta types carry nothing openheim keeps.
 	case "message_delta":
@@ -190,11 +203,17 @@ func (a *anAccumulator) emit(b *anBlockAcc, kind DeltaKind, s string, onDelta fu
 	if s == "" {
 		return nil
 	}
-	b.buf.WriteString(s)
-	if onDelta == nil {
-		return nil
+	s, capErr := a.cap.take(s)
+	if s == "" {
+		return capErr
 	}
-	return onDelta(Delta{Kind: kind, Text: s})
+	b.buf.WriteString(s)
+	if onDelta != nil {
+		if err := onDelta(Delta{Kind: kind, Text: s}); err != nil {
+			return err
+		}
+	}
+	return capErr
 }
 
 // setUsage keeps the latest value of each field: message_delta's counts are

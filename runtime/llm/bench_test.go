@@ -54,7 +54,7 @@ func BenchmarkDecodeOAStream(b *testing.B) {
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := decodeOAStream(io.Reader(strings.NewReader(stream)), func(Delta) error { return nil }); err != nil {
+		if _, err := decodeOAStream(io.Reader(strings.NewReader(stream)), 0, func(Delta) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // Embedder turns texts into vectors for semantic search.
@@ -74,7 +76,7 @@ func NewEmbedder(cfg EmbedConfig) (Embedder, error) {
 		return nil, fmt.Errorf("llm: embeddings: no model configured for provider kind %q", cfg.Kind)
 	}
 	h := newEmbedHTTP(cfg)
-	b := &batchEmbedder{pol: cfg.Retry.withDefaults(), key: cfg.APIKey, size: cfg.BatchSize}
+	b := &batchEmbedder{pol: cfg.Retry.withDefaults(), red: h.red, size: cfg.BatchSize}
 	if kind == "gemini" {
 		if b.size <= 0 || b.size > MaxGeminiEmbedBatch {
 			b.size = MaxGeminiEmbedBatch
@@ -97,7 +99,7 @@ type embedBatchFunc func(ctx context.Context, texts []string) ([][]float32, erro
 type batchEmbedder struct {
 	do   embedBatchFunc
 	pol  RetryPolicy
-	key  string
+	red  *redact.Redactor
 	size int
 }
 
@@ -113,13 +115,13 @@ func (b *batchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 		err := retryDo(ctx, b.pol, "embeddings request", func() error {
 			v, err := b.do(ctx, texts[start:end])
 			vecs = v
-			return redact(err, b.key)
+			return hide(err, b.red)
 		})
 		if err == nil {
 			err = checkVectors(vecs, end-start, out)
 		}
 		if err != nil {
-			return nil, redact(fmt.Errorf("llm: embeddings (texts %d-%d of %d): %w", start, end-1, len(texts), err), b.key)
+			return nil, hide(fmt.Errorf("llm: embeddings (texts %d-%d of %d): %w", start, end-1, len(texts), err), b.red)
 		}
 		out = append(out, vecs...)
 	}
@@ -152,7 +154,7 @@ func checkVectors(vecs [][]float32, want int, prev [][]float32) error {
 
 // retryDo calls fn until it succeeds, fails for good, or MaxRetries retries
 // are spent, with the same decisions and backoff as WithRetry: Retryable
-// errors only, Retry-After honoured (capped), jittered exponential delay,
+// errors only, Retry-After honoured up to MaxWait, jittered exponential delay,
 // and no retry once ctx is done. pol must have its defaults applied.
 func retryDo(ctx context.Context, pol RetryPolicy, what string, fn func() error) error {
 	for attempt := 0; ; attempt++ {
@@ -160,15 +162,8 @@ func retryDo(ctx context.Context, pol RetryPolicy, what string, fn func() error)
 		if err == nil || attempt >= pol.MaxRetries || !Retryable(err) || ctx.Err() != nil {
 			return err
 		}
-		wait := pol.delay(attempt, err)
-		pol.Logger.Warn("llm: retrying "+what,
-			"attempt", attempt+1, "max_retries", pol.MaxRetries, "delay", wait, "error", err.Error())
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("llm: %w while waiting to retry after: %v", ctx.Err(), err)
-		case <-t.C:
+		if err := pol.wait(ctx, attempt, what, err); err != nil {
+			return err
 		}
 	}
 }
@@ -181,11 +176,11 @@ const maxEmbedResponse = 64 << 20
 type embedHTTP struct {
 	client  *http.Client
 	timeout time.Duration
-	key     string
+	red     *redact.Redactor
 }
 
 func newEmbedHTTP(cfg EmbedConfig) *embedHTTP {
-	h := &embedHTTP{client: cfg.HTTPClient, timeout: cfg.Timeout, key: cfg.APIKey}
+	h := &embedHTTP{client: cfg.HTTPClient, timeout: cfg.Timeout, red: secretsOf(cfg.APIKey, cfg.BaseURL, cfg.Headers)}
 	if h.timeout == 0 {
 		h.timeout = DefaultTimeout
 	}
@@ -243,7 +238,7 @@ func (h *embedHTTP) postJSON(ctx context.Context, endpoint string, auth http.Hea
 		}
 		return &StatusError{
 			Status:     hresp.StatusCode,
-			Body:       truncate(redactString(strings.TrimSpace(string(msg)), h.key), maxErrorBody),
+			Body:       truncate(h.red.String(strings.TrimSpace(string(msg))), maxErrorBody),
 			RetryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()),
 		}
 	}
@@ -256,7 +251,7 @@ func (h *embedHTTP) postJSON(ctx context.Context, endpoint string, auth http.Hea
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("decoding the response: %w: %s", err,
-			truncate(redactString(strings.TrimSpace(string(raw)), h.key), 300))
+			truncate(h.red.String(strings.TrimSpace(string(raw))), 300))
 	}
 	return nil
 }

@@ -39,12 +39,12 @@ type gemEmbedResponse struct {
 // wire. The key travels in the x-goog-api-key header, never in the URL,
 // where it would end up in proxy logs and error messages.
 func newGeminiEmbed(cfg EmbedConfig, h *embedHTTP) embedBatchFunc {
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	base := cfg.BaseURL
 	if base == "" {
 		base = geminiEmbedBaseURL
 	}
 	name := strings.TrimPrefix(strings.TrimSpace(cfg.Model), "models/")
-	endpoint := base + "/models/" + url.PathEscape(name) + ":batchEmbedContents"
+	endpoint := endpoint(base, "/models/"+url.PathEscape(name)+":batchEmbedContents", "")
 	model := "models/" + name
 	auth := requestHeader("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // oaEmbedRequest is the body of POST {BaseURL}/embeddings.
@@ -29,11 +28,11 @@ type oaEmbedResponse struct {
 // newOpenAIEmbed returns the batch call of the OpenAI embeddings wire,
 // which vLLM, Ollama, llama.cpp, LM Studio and most gateways also speak.
 func newOpenAIEmbed(cfg EmbedConfig, h *embedHTTP) embedBatchFunc {
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultOpenAIBaseURL
 	}
-	endpoint := base + "/embeddings"
+	endpoint := endpoint(base, "/embeddings", "")
 	auth := requestHeader("Authorization", "Bearer ", cfg.APIKey, nil, cfg.Headers)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		var resp oaEmbedResponse

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // ErrStreamCut is wrapped by the error of a stream that stopped before the
@@ -96,20 +98,30 @@ func retryableStatus(code int) bool {
 	return code >= 500 && code <= 599
 }
 
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+// maxRetryAfter bounds what parseRetryAfter returns, so absurd values do
+// not overflow a Duration; anything this long is refused by the retry
+// policy anyway.
+const maxRetryAfter = 365 * 24 * time.Hour
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110 10.2.3). Zero means absent, unreadable or already past. Long
+// waits are kept as asked: the retry policy decides what it accepts.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 || secs > 24*3600 {
+		if !(secs > 0) { // also NaN
 			return 0
+		}
+		if secs >= maxRetryAfter.Seconds() {
+			return maxRetryAfter
 		}
 		return time.Duration(secs * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxRetryAfter)
 	}
 	return 0
 }
@@ -125,30 +137,31 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// redactedError hides a secret that found its way into an error message (a
-// server echoing the key, a key in a base URL) while keeping errors.Is/As.
-type redactedError struct {
-	msg string
-	err error
+// secretsOf is what a client must never show of its own config: the key,
+// every header value (gateways take tokens in headers of any name) and the
+// base URL's userinfo and secret query values.
+func secretsOf(key, baseURL string, headers map[string]string) *redact.Redactor {
+	s := []string{key}
+	for _, v := range headers {
+		s = append(s, redact.HeaderSecrets(v)...)
+	}
+	return redact.New(append(s, redact.URLSecrets(baseURL)...)...)
 }
 
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-// redact returns err with every occurrence of secret replaced. A StatusError
-// is rewritten in place of being wrapped so callers still see its fields.
-func redact(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+// hide returns err with the client's secrets masked (a server echoing the
+// key or a header, a token in the base URL's query), keeping errors.Is/As.
+// A StatusError is rewritten in place of being wrapped so callers still see
+// its fields.
+func hide(err error, r *redact.Redactor) error {
+	if err == nil || r.Empty() {
 		return err
 	}
 	if se, ok := err.(*StatusError); ok {
 		c := *se
-		c.Body = strings.ReplaceAll(c.Body, secret, "[redacted]")
-		if !strings.Contains(c.Error(), secret) {
-			return &c
-		}
+		c.Body = r.String(c.Body)
+		return &c
 	}
-	return &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+	return r.Error(err)
 }
 
 // markContextTooLong wraps err with ErrContextTooLong when it is a 400 whose

@@ -35,6 +35,8 @@ type GeminiConfig struct {
 	// HTTPClient replaces the default client. The idle timeout still
 	// applies; connect and header timeouts are then the client's business.
 	HTTPClient *http.Client
+	// MaxAnswerBytes caps one answer, as OpenAIConfig.MaxAnswerBytes does.
+	MaxAnswerBytes int
 }
 
 type gemini struct {
@@ -46,19 +48,19 @@ type gemini struct {
 
 // NewGemini returns a streaming Gemini Provider (kind gemini).
 func NewGemini(cfg GeminiConfig) Provider {
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultGeminiBaseURL
 	}
 	h := requestHeader("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
 	return &gemini{cfg: cfg, base: base, header: h,
-		conn: newSSEClient("", cfg.Timeout, cfg.HTTPClient, cfg.APIKey)}
+		conn: newSSEClient("", cfg.Timeout, cfg.HTTPClient, secretsOf(cfg.APIKey, base, cfg.Headers))}
 }
 
 // Stream implements Provider.
 func (p *gemini) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
 	resp, err := p.stream(ctx, req, onDelta)
-	return resp, redact(err, p.cfg.APIKey)
+	return resp, hide(err, p.conn.red)
 }
 
 func (p *gemini) stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
@@ -83,9 +85,9 @@ func (p *gemini) stream(ctx context.Context, req *Request, onDelta func(Delta) e
 	}
 	// The key travels in the header only: a URL ends up in proxy logs.
 	conn := *p.conn
-	conn.url = p.base + "/models/" + url.PathEscape(model) + ":streamGenerateContent?alt=sse"
+	conn.url = endpoint(p.base, "/models/"+url.PathEscape(model)+":streamGenerateContent", "alt=sse")
 	resp, err := conn.do(ctx, body, p.header, func(r io.Reader) (*Response, error) {
-		return decodeGMStream(r, onDelta)
+		return decodeGMStream(r, p.cfg.MaxAnswerBytes, onDelta)
 	})
 	if err != nil {
 		return nil, gmClassify(err)
@@ -110,13 +112,15 @@ type gmAccumulator struct {
 	blocked  string
 	usage    *gmUsage
 	events   int
+	cap      *answerCap
 }
 
 // decodeGMStream reads events until the stream ends. Gemini sends no end
 // marker: the stream is complete only if some event carried a finishReason
-// (or a prompt blockReason) and the body then ended cleanly.
-func decodeGMStream(body io.Reader, onDelta func(Delta) error) (*Response, error) {
-	acc := &gmAccumulator{}
+// (or a prompt blockReason) and the body then ended cleanly. An answer
+// passing maxAnswer bytes (see newAnswerCap) ends there as max_tokens.
+func decodeGMStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*Response, error) {
+	acc := &gmAccumulator{cap: newAnswerCap(maxAnswer)}
 	r := sse.NewReader(body)
 	for {
 		ev, err := r.Next()
@@ -138,6 +142,9 @@ func decodeGMStream(body io.Reader, onDelta func(Delta) error) (*Response, error
 		}
 		acc.events++
 		if err := acc.add([]byte(data), onDelta); err != nil {
+			if errors.Is(err, errAnswerCap) {
+				return acc.cap.capped(acc.response()), nil
+			}
 			return nil, err
 		}
 	}
@@ -186,7 +193,11 @@ func (a *gmAccumulator) part(p gmPart, onDelta func(Delta) error) error {
 		if id == "" {
 			id = newCallID()
 		}
-		b := message.Block{Type: message.TypeToolUse, ID: id, Name: fc.Name, Arguments: compactArgs(fc.Args)}
+		args := compactArgs(fc.Args)
+		if err := a.cap.charge(len(id) + len(fc.Name) + len(args) + len(p.ThoughtSignature)); err != nil {
+			return err
+		}
+		b := message.Block{Type: message.TypeToolUse, ID: id, Name: fc.Name, Arguments: args}
 		if p.ThoughtSignature != "" {
 			sig := p.ThoughtSignature
 			b.Signature = &sig
@@ -195,22 +206,31 @@ func (a *gmAccumulator) part(p gmPart, onDelta func(Delta) error) error {
 		return nil
 	}
 	if p.ThoughtSignature != "" {
+		if err := a.cap.charge(len(p.ThoughtSignature)); err != nil {
+			return err
+		}
 		a.thinkSig = p.ThoughtSignature
 	}
 	if p.Text == "" {
 		return nil
 	}
+	text, capErr := a.cap.take(p.Text)
+	if text == "" {
+		return capErr
+	}
 	kind := DeltaText
 	if p.Thought {
 		kind = DeltaThinking
-		a.thinking.WriteString(p.Text)
+		a.thinking.WriteString(text)
 	} else {
-		a.text.WriteString(p.Text)
+		a.text.WriteString(text)
 	}
-	if onDelta == nil {
-		return nil
+	if onDelta != nil {
+		if err := onDelta(Delta{Kind: kind, Text: text}); err != nil {
+			return err
+		}
 	}
-	return onDelta(Delta{Kind: kind, Text: p.Text})
+	return capErr
 }
 
 // compactArgs is a function call's args object as a compact JSON string.

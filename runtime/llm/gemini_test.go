@@ -341,7 +341,7 @@ func TestGeminiFinishReasons(t *testing.T) {
 
 func TestGeminiPromptBlockedAndUsage(t *testing.T) {
 	blocked := `data: {"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":5,"totalTokenCount":5}}` + "\n\n"
-	resp, err := decodeGMStream(strings.NewReader(blocked), nil)
+	resp, err := decodeGMStream(strings.NewReader(blocked), 0, nil)
 	if err != nil || resp.StopReason != StopRefusal || len(resp.Content) != 0 || resp.Usage.InputTokens != 5 {
 		t.Fatalf("blocked: %#v, %v", resp, err)
 	}
@@ -349,7 +349,7 @@ func TestGeminiPromptBlockedAndUsage(t *testing.T) {
 	usage := `data: {"candidates":[{"content":{"parts":[{"text":"a"}],"role":"model"}}],"usageMetadata":{"promptTokenCount":100,"totalTokenCount":100}}` + "\n\n" +
 		`data: {"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP"}],` +
 		`"usageMetadata":{"promptTokenCount":100,"cachedContentTokenCount":30,"candidatesTokenCount":10,"thoughtsTokenCount":5,"totalTokenCount":115}}` + "\n\n"
-	resp, err = decodeGMStream(strings.NewReader(usage), nil)
+	resp, err = decodeGMStream(strings.NewReader(usage), 0, nil)
 	if err != nil || resp.Usage != (message.Usage{InputTokens: 70, OutputTokens: 15, CacheReadTokens: 30}) {
 		t.Fatalf("usage: %#v, %v", resp, err)
 	}
@@ -371,7 +371,7 @@ func TestDecodeGMStreamSplitEverywhere(t *testing.T) {
 	check := func(name string, r io.Reader) {
 		t.Helper()
 		var text strings.Builder
-		got, err := decodeGMStream(r, func(d Delta) error {
+		got, err := decodeGMStream(r, 0, func(d Delta) error {
 			if d.Kind == DeltaText {
 				text.WriteString(d.Text)
 			}
@@ -418,7 +418,7 @@ func TestDecodeGMStreamEnds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := decodeGMStream(strings.NewReader(tt.stream), nil)
+			_, err := decodeGMStream(strings.NewReader(tt.stream), 0, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.contains) || Retryable(err) != tt.retryable ||
 				errors.Is(err, ErrStreamCut) != tt.cut || errors.Is(err, ErrContextTooLong) != tt.tooLong {
 				t.Fatalf("err = %v (retryable %v)", err, Retryable(err))

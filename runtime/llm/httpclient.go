@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // DefaultTimeout is used when a client config's Timeout is zero. It is
@@ -25,15 +27,15 @@ const DefaultTimeout = 120 * time.Second
 type sseClient struct {
 	url     string
 	client  *http.Client
-	timeout time.Duration // <= 0: no watchdog
-	secret  string        // redacted from error bodies
+	timeout time.Duration    // <= 0: no watchdog
+	red     *redact.Redactor // masked in error bodies
 }
 
 // newSSEClient applies the Timeout convention of the client configs (zero:
 // DefaultTimeout, negative: none) and builds a transport with connect and
 // header timeouts unless the caller brought its own http.Client.
-func newSSEClient(url string, timeout time.Duration, hc *http.Client, secret string) *sseClient {
-	c := &sseClient{url: url, timeout: timeout, client: hc, secret: secret}
+func newSSEClient(url string, timeout time.Duration, hc *http.Client, red *redact.Redactor) *sseClient {
+	c := &sseClient{url: url, timeout: timeout, client: hc, red: red}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
@@ -67,6 +69,24 @@ func newHTTPClient(timeout time.Duration) *http.Client {
 }
 
 var httpClients sync.Map // time.Duration -> *http.Client
+
+// endpoint joins path to base, keeping base's query after it and adding
+// query (e.g. "alt=sse") to it: a gateway that takes its token in the
+// query (api_base = "https://gw/v1?token=X") gets
+// https://gw/v1/chat/completions?token=X, not /v1?token=X/chat/completions.
+// A fragment is dropped: it is never sent.
+func endpoint(base, path, query string) string {
+	base, _, _ = strings.Cut(base, "#")
+	base, q, _ := strings.Cut(base, "?")
+	u := strings.TrimRight(base, "/") + path
+	switch {
+	case q != "" && query != "":
+		return u + "?" + q + "&" + query
+	case q != "" || query != "":
+		return u + "?" + q + query
+	}
+	return u
+}
 
 // requestHeader is the header every request of a client carries: the key
 // under keyHeader (only when set; value prefix e.g. "Bearer "), defaults,
@@ -145,7 +165,7 @@ func (c *sseClient) do(ctx context.Context, body []byte, header http.Header,
 		}
 		return nil, &StatusError{
 			Status:     hresp.StatusCode,
-			Body:       truncate(redactString(strings.TrimSpace(string(msg)), c.secret), maxErrorBody),
+			Body:       truncate(c.red.String(strings.TrimSpace(string(msg))), maxErrorBody),
 			RetryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()),
 		}
 	}
@@ -154,7 +174,7 @@ func (c *sseClient) do(ctx context.Context, body []byte, header http.Header,
 		// error page: retrying will not make it an event stream.
 		msg, _ := io.ReadAll(io.LimitReader(rd, 4<<10))
 		return nil, fmt.Errorf("llm: expected an event stream, got application/json: %s",
-			truncate(redactString(string(msg), c.secret), 300))
+			truncate(c.red.String(string(msg)), 300))
 	}
 
 	resp, err := decode(rd)
@@ -162,13 +182,6 @@ func (c *sseClient) do(ctx context.Context, body []byte, header http.Header,
 		return nil, fail(err, "stream idle")
 	}
 	return resp, nil
-}
-
-func redactString(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "[redacted]")
 }
 
 // idleReader re-arms the watchdog whenever bytes arrive.

@@ -34,6 +34,11 @@ type OpenAIConfig struct {
 	// applies; connect and header timeouts are then the client's business.
 	HTTPClient *http.Client
 	Headers    map[string]string // extra headers, e.g. for OpenRouter or a gateway
+	// MaxAnswerBytes caps one answer (text, thinking and tool-call
+	// arguments): past it the stream is closed and the call ends as
+	// max_tokens with what came before. Zero means DefaultMaxAnswerBytes,
+	// negative no cap.
+	MaxAnswerBytes int
 }
 
 type openAI struct {
@@ -46,17 +51,18 @@ type openAI struct {
 
 // NewOpenAI returns a streaming chat-completions Provider.
 func NewOpenAI(cfg OpenAIConfig) Provider {
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultOpenAIBaseURL
 	}
-	return &openAI{cfg: cfg, conn: newSSEClient(base+"/chat/completions", cfg.Timeout, cfg.HTTPClient, cfg.APIKey)}
+	return &openAI{cfg: cfg, conn: newSSEClient(endpoint(base, "/chat/completions", ""), cfg.Timeout, cfg.HTTPClient,
+		secretsOf(cfg.APIKey, base, cfg.Headers))}
 }
 
 // Stream implements Provider.
 func (p *openAI) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
 	resp, err := p.stream(ctx, req, onDelta)
-	return resp, redact(err, p.cfg.APIKey)
+	return resp, hide(err, p.conn.red)
 }
 
 func (p *openAI) stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
@@ -99,5 +105,7 @@ func oaClassify(err error) error {
 // do runs one HTTP exchange and decodes the chunk stream.
 func (p *openAI) do(ctx context.Context, body []byte, onDelta func(Delta) error) (*Response, error) {
 	h := requestHeader("Authorization", "Bearer ", p.cfg.APIKey, nil, p.cfg.Headers)
-	return p.conn.do(ctx, body, h, func(r io.Reader) (*Response, error) { return decodeOAStream(r, onDelta) })
+	return p.conn.do(ctx, body, h, func(r io.Reader) (*Response, error) {
+		return decodeOAStream(r, p.cfg.MaxAnswerBytes, onDelta)
+	})
 }

@@ -151,19 +151,20 @@ func TestOpenAIKeyNeverInErrors(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
+func TestHide(t *testing.T) {
+	r := secretsOf(testKey, "", nil)
 	base := errors.New("dial http://h/?k=" + testKey)
-	err := redact(base, testKey)
+	err := hide(base, r)
 	if strings.Contains(err.Error(), testKey) || !errors.Is(err, base) {
-		t.Fatalf("redact = %v", err)
+		t.Fatalf("hide = %v", err)
 	}
-	se := redact(&StatusError{Status: 401, Body: "bad " + testKey}, testKey)
+	se := hide(&StatusError{Status: 401, Body: "bad " + testKey}, r)
 	var got *StatusError
 	if !errors.As(se, &got) || got.Status != 401 || strings.Contains(se.Error(), testKey) {
-		t.Fatalf("status redact = %#v", se)
+		t.Fatalf("status hide = %#v", se)
 	}
-	if redact(base, "") != base || redact(nil, testKey) != nil {
-		t.Fatal("redact must pass through")
+	if hide(base, nil) != base || hide(nil, r) != nil {
+		t.Fatal("hide must pass through")
 	}
 }
 
@@ -188,7 +189,7 @@ func TestDecodeOAStreamSplitEverywhere(t *testing.T) {
 	}
 	for i := 0; i <= len(rawStream); i++ {
 		r := io.MultiReader(strings.NewReader(rawStream[:i]), iotest.HalfReader(strings.NewReader(rawStream[i:])))
-		got, err := decodeOAStream(r, nil)
+		got, err := decodeOAStream(r, 0, nil)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("split at %d: %#v, %v", i, got, err)
 		}
@@ -202,7 +203,7 @@ func TestDecodeOAStreamWholeCallsWithSameIndex(t *testing.T) {
 		`data: {"choices":[{"delta":{"tool_calls":[{"id":"c","function":{"name":"h","arguments":"{"}}]}}]}` + "\n\n" +
 		`data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"}"}}]}}]}` + "\n\n" +
 		"data: [DONE]\n\n"
-	resp, err := decodeOAStream(strings.NewReader(s), nil)
+	resp, err := decodeOAStream(strings.NewReader(s), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ type oaAccumulator struct {
 	usage     *oaUsage
 	chunks    int
 	forwarded bool
+	cap       *answerCap
 }
 
 type oaCallAcc struct {
@@ -83,9 +84,10 @@ type oaCallAcc struct {
 }
 
 // decodeOAStream reads SSE events until [DONE]. It forwards deltas as they
-// arrive and returns the assembled response.
-func decodeOAStream(body io.Reader, onDelta func(Delta) error) (*Response, error) {
-	acc := &oaAccumulator{byIndex: map[int]*oaCallAcc{}}
+// arrive and returns the assembled response; an answer passing maxAnswer
+// bytes (see newAnswerCap) ends there as max_tokens.
+func decodeOAStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*Response, error) {
+	acc := &oaAccumulator{byIndex: map[int]*oaCallAcc{}, cap: newAnswerCap(maxAnswer)}
 	r := sse.NewReader(body)
 	for {
 		ev, err := r.Next()
@@ -109,6 +111,9 @@ func decodeOAStream(body io.Reader, onDelta func(Delta) error) (*Response, error
 		}
 		acc.chunks++
 		if err := acc.add(data, onDelta); err != nil {
+			if errors.Is(err, errAnswerCap) {
+				return acc.cap.capped(acc.response()), nil
+			}
 			return nil, err
 		}
 	}
@@ -179,7 +184,9 @@ func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(Delta) error) er
 			return a.malformedChunk(err)
 		}
 		for _, tc := range tcs {
-			a.addToolCall(tc)
+			if err := a.addToolCall(tc); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -213,22 +220,28 @@ func (a *oaAccumulator) emit(kind DeltaKind, s string, onDelta func(Delta) error
 	if s == "" {
 		return nil
 	}
+	s, capErr := a.cap.take(s)
+	if s == "" {
+		return capErr
+	}
 	if kind == DeltaThinking {
 		a.thinking.WriteString(s)
 	} else {
 		a.text.WriteString(s)
 	}
 	a.forwarded = true
-	if onDelta == nil {
-		return nil
+	if onDelta != nil {
+		if err := onDelta(Delta{Kind: kind, Text: s}); err != nil {
+			return err
+		}
 	}
-	return onDelta(Delta{Kind: kind, Text: s})
+	return capErr
 }
 
 // addToolCall merges one fragment. Fragments are keyed by index; a fragment
 // carrying a new id at an index already in use starts another call, because
 // some compatible servers send every call whole with index 0.
-func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) {
+func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) error {
 	var call *oaCallAcc
 	if tc.Index != nil {
 		call = a.byIndex[*tc.Index]
@@ -239,6 +252,9 @@ func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) {
 		call = a.calls[len(a.calls)-1]
 	}
 	if call == nil {
+		if err := a.cap.charge(len(tc.ID) + len(tc.Function.Name)); err != nil {
+			return err
+		}
 		call = &oaCallAcc{}
 		a.calls = append(a.calls, call)
 		if tc.Index != nil {
@@ -251,7 +267,9 @@ func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) {
 	if call.name == "" {
 		call.name = string(tc.Function.Name)
 	}
-	call.args.WriteString(string(tc.Function.Arguments))
+	args, err := a.cap.take(string(tc.Function.Arguments))
+	call.args.WriteString(args)
+	return err
 }
 
 func (a *oaAccumulator) response() *Response {

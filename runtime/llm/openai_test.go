@@ -291,7 +291,7 @@ func TestOpenAIErrorChunk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := decodeOAStream(strings.NewReader(tt.stream), nil)
+			_, err := decodeOAStream(strings.NewReader(tt.stream), 0, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.contains) || Retryable(err) != tt.retryable {
 				t.Fatalf("err = %v (retryable %v)", err, Retryable(err))
 			}

@@ -9,28 +9,33 @@ import (
 	"sync"
 
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // Recorder wraps a Provider and writes every reply it returns, with the
 // conversation it answered, into a replay cassette: capture a real run once,
 // replay it offline in CI forever. Only messages and replies are written:
-// never the system prompt, headers or keys.
+// never the system prompt, headers or keys; and the file passes the
+// config's redactor, so a secret a tool printed or the model repeated is
+// masked too (cassettes get committed to repositories).
 type Recorder struct {
 	p    Provider
 	path string
+	red  *redact.Redactor
 
 	mu sync.Mutex
 	c  Cassette
 }
 
 // NewRecorder returns a provider that records p's replies into the cassette
-// at path, replacing any file there. The file is rewritten (atomically)
-// after every reply, so a run that is cut short keeps what it got.
-func NewRecorder(p Provider, path string) (*Recorder, error) {
+// at path, replacing any file there, with red's secrets masked (nil: none).
+// The file is rewritten (atomically) after every reply, so a run that is
+// cut short keeps what it got.
+func NewRecorder(p Provider, path string, red *redact.Redactor) (*Recorder, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	r := &Recorder{p: p, path: path, c: Cassette{Version: 1, Replies: []CassetteReply{}}}
+	r := &Recorder{p: p, path: path, red: red, c: Cassette{Version: 1, Replies: []CassetteReply{}}}
 	return r, r.save()
 }
 
@@ -73,7 +78,7 @@ func (r *Recorder) save() error {
 		return err
 	}
 	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(tmp, append(r.red.Bytes(data), '\n'), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, r.path)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // fixed answers every call with the same content.
@@ -30,7 +31,7 @@ func TestRecordThenReplayIsLossless(t *testing.T) {
 		{Type: message.TypeToolUse, ID: "toolu_1", Name: "list_dir", Arguments: `{"path":"."}`, Signature: &sig},
 	}
 	path := filepath.Join(t.TempDir(), "sub", "run.json")
-	rec, err := NewRecorder(fixed{content}, path)
+	rec, err := NewRecorder(fixed{content}, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestRecordThenReplayIsLossless(t *testing.T) {
 
 func TestRecorderSkipsFailedCalls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.json")
-	rec, _ := NewRecorder(failing{}, path)
+	rec, _ := NewRecorder(failing{}, path, nil)
 	if _, err := rec.Stream(context.Background(), &Request{}, nil); err == nil {
 		t.Fatal("want the provider's error")
 	}
@@ -85,4 +86,27 @@ type failing struct{}
 
 func (failing) Stream(context.Context, *Request, func(Delta) error) (*Response, error) {
 	return nil, ErrStreamCut
+}
+
+// TestRecorderMasksSecrets: a secret in the conversation (a tool's output)
+// or in the reply is masked in the cassette, which still loads.
+func TestRecorderMasksSecrets(t *testing.T) {
+	const secret = `sk-rec-"quoted"-778899`
+	path := filepath.Join(t.TempDir(), "run.json")
+	rec, err := NewRecorder(fixed{[]message.Block{message.Text("your key is " + secret)}}, path, redact.New(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &Request{Model: "m", Messages: []message.Message{
+		{Role: message.RoleUser, Content: []message.Block{message.Text("env says KEY=" + secret)}}}}
+	if _, err := rec.Stream(context.Background(), req, func(Delta) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "rec-") || !strings.Contains(string(data), redact.Marker) {
+		t.Fatalf("cassette: %s", data)
+	}
+	if c, err := LoadCassette(path); err != nil || len(c.Replies) != 1 {
+		t.Fatalf("the masked cassette must load: %v %+v", err, c)
+	}
 }

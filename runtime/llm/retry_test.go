@@ -44,8 +44,11 @@ func (f *fakeProvider) Stream(ctx context.Context, req *Request, onDelta func(De
 	return &Response{Content: []message.Block{message.Text("ok")}, StopReason: StopEndTurn}, nil
 }
 
+// fastPolicy backs off for milliseconds and takes no Retry-After wait.
 var fastPolicy = RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond,
-	Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Sleep: noSleep}
+
+func noSleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
 func TestWithRetryFake(t *testing.T) {
 	s429 := &StatusError{Status: 429}
@@ -101,7 +104,7 @@ func TestWithRetryStopsOnCancel(t *testing.T) {
 
 func TestRetryDelay(t *testing.T) {
 	pol := RetryPolicy{}.withDefaults()
-	if pol.MaxRetries != 3 || pol.BaseDelay != 500*time.Millisecond || pol.MaxDelay != 8*time.Second {
+	if pol.MaxRetries != 3 || pol.BaseDelay != 500*time.Millisecond || pol.MaxDelay != 8*time.Second || pol.MaxWait != time.Minute {
 		t.Fatalf("defaults = %+v", pol)
 	}
 	tests := []struct {
@@ -115,11 +118,13 @@ func TestRetryDelay(t *testing.T) {
 		{10, errors.New("x"), 4 * time.Second, 8 * time.Second},
 		{62, errors.New("x"), 4 * time.Second, 8 * time.Second}, // no overflow
 		{0, &StatusError{Status: 429, RetryAfter: 3 * time.Second}, 3 * time.Second, 3 * time.Second},
-		{0, fmt.Errorf("wrapped: %w", &StatusError{Status: 429, RetryAfter: time.Minute}), 8 * time.Second, 8 * time.Second},
+		// Retry-After is taken as asked, beyond the backoff cap; wait
+		// refuses what is over MaxWait.
+		{0, fmt.Errorf("wrapped: %w", &StatusError{Status: 429, RetryAfter: 30 * time.Second}), 30 * time.Second, 30 * time.Second},
 	}
 	for _, tt := range tests {
 		for i := 0; i < 50; i++ {
-			if d := pol.delay(tt.n, tt.err); d < tt.min || d > tt.max {
+			if d, _ := pol.delay(tt.n, tt.err); d < tt.min || d > tt.max {
 				t.Fatalf("delay(%d, %v) = %v, want in [%v, %v]", tt.n, tt.err, d, tt.min, tt.max)
 			}
 		}

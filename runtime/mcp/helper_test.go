@@ -30,7 +30,8 @@ import (
 
 // serverEnv turns the test binary into an MCP server on stdio. Its value is
 // the mode: "ok" serves testServer; "hang" never answers initialize; "exit"
-// prints a line with $TEST_TOKEN to stderr and exits 3.
+// prints a line with $TEST_TOKEN to stderr and exits 3; "args" prints its
+// args, $TEST_TOKEN and $TEST_INHERITED to stderr and exits 3.
 const serverEnv = "OPENHEIM_MCP_TEST_SERVER"
 
 // Optional: a file the server appends its pid to on every start; for mode
@@ -63,6 +64,10 @@ func runTestServer(mode string) int {
 		return 0
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: bad token "+os.Getenv("TEST_TOKEN"))
+		return 3
+	case "args": // a server that quotes its command line and env, then dies
+		fmt.Fprintln(os.Stderr, "starting with", strings.Join(os.Args[1:], " "), "env", os.Getenv("TEST_TOKEN"), os.Getenv("TEST_INHERITED"))
+		fmt.Fprintln(os.Stderr, "fatal: usage: server", strings.Join(os.Args[1:], " "), os.Getenv("TEST_TOKEN"), os.Getenv("TEST_INHERITED"))
 		return 3
 	}
 	if f := os.Getenv(failFileEnv); f != "" {
@@ -278,10 +283,17 @@ func (w *warnings) get() []string {
 // at the end of the test.
 func newManager(t *testing.T, servers map[string]*config.MCPServer, w *warnings, logs io.Writer) *Manager {
 	t.Helper()
+	return newManagerOpts(t, servers, w, logs, Options{})
+}
+
+// newManagerOpts is newManager with more options (Log, Version and Warn
+// are set here).
+func newManagerOpts(t *testing.T, servers map[string]*config.MCPServer, w *warnings, logs io.Writer, opts Options) *Manager {
+	t.Helper()
 	if logs == nil {
 		logs = io.Discard
 	}
-	opts := Options{Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), Version: "test"}
+	opts.Log, opts.Version = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), "test"
 	if w != nil {
 		opts.Warn = w.warn
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/redact"
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -58,6 +59,10 @@ type Options struct {
 	// Backoff is how long no new connection attempt is made after a failed
 	// one (default DefaultBackoff).
 	Backoff time.Duration
+	// Redact masks the config's secrets (config.Config.Redactor) in every
+	// status error, warning and relayed stderr line; each server's own
+	// secrets (config.MCPServer.Secrets) are masked even when it is nil.
+	Redact *redact.Redactor
 }
 
 // Manager holds the connections to the configured MCP servers.
@@ -134,7 +139,7 @@ func (m *Manager) newServer(name string, cfg *config.MCPServer) *server {
 			log.Warn("mcp tool filter is not a valid glob pattern; it matches nothing", "pattern", p)
 		}
 	}
-	s := &server{m: m, name: name, cfg: cfg, log: log, scrub: newScrubber(cfg)}
+	s := &server{m: m, name: name, cfg: cfg, log: log, scrub: newScrubber(cfg, m.opts.Redact)}
 	if cfg.URL != "" {
 		s.httpc, s.httptr = newHTTPClient(cfg.Headers, max(s.toolTimeout(), s.startupTimeout())+10*time.Second)
 	}
@@ -211,7 +216,7 @@ func (m *Manager) Status() []Status {
 			st.ToolCount = len(s.tools)
 		}
 		if !st.Connected && s.err != nil {
-			msg := s.err.Error()
+			msg := s.scrub.Replace(s.err.Error())
 			st.Error = &msg
 		}
 		s.mu.Unlock()

@@ -158,7 +158,7 @@ func TestRedaction(t *testing.T) {
 	if got := redactURL(cfg.URL); got != "https://mcp.example.com:8443/v1/mcp" {
 		t.Errorf("redactURL = %q", got)
 	}
-	sc := newScrubber(cfg)
+	sc := newScrubber(cfg, nil)
 	for _, msg := range []string{
 		`Post "` + cfg.URL + `": dial tcp: refused`,
 		`Post "https://user:***@mcp.example.com:8443/v1/mcp?token=s3cr3t&x=1": EOF`,
@@ -171,7 +171,7 @@ func TestRedaction(t *testing.T) {
 			}
 		}
 	}
-	env := newScrubber(&config.MCPServer{Command: "x", Env: map[string]string{"TOKEN": "tok-123456", "DEBUG": "1"}})
+	env := newScrubber(&config.MCPServer{Command: "x", Env: map[string]string{"TOKEN": "tok-123456", "DEBUG": "1"}}, nil)
 	if got := env.Replace("bad token tok-123456, debug 1"); got != "bad token <redacted>, debug 1" {
 		t.Errorf("env scrub: %q", got)
 	}

@@ -30,7 +30,7 @@ type server struct {
 	name   string
 	cfg    *config.MCPServer
 	log    *slog.Logger
-	scrub  *strings.Replacer
+	scrub  scrubber
 	client *mcp.Client
 	httpc  *http.Client    // HTTP servers only
 	httptr *http.Transport // its transport, for closing idle connections
@@ -145,7 +145,7 @@ func (s *server) dial(parent context.Context) (*session, []*mcp.Tool, error) {
 	var st *stdioTransport
 	switch s.transportName() {
 	case "stdio":
-		st = &stdioTransport{cfg: s.cfg, log: s.log}
+		st = &stdioTransport{cfg: s.cfg, log: s.log, scrub: s.scrub}
 		t = st
 	case "http":
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpc}

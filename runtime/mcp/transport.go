@@ -16,7 +16,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // terminateGrace is how long closing a stdio server waits for it to exit
@@ -33,12 +35,14 @@ const dialTimeout = 10 * time.Second
 // a failed start.
 const stderrTail = 5
 
-// stdioTransport runs a server command in its own process group. Its
-// connection's Close kills the whole group once the server has exited (or
-// been made to), so grandchildren (npx, sh -c) never outlive it.
+// stdioTransport runs a server command in its own process group, started
+// by childproc so that it dies with openheim. Its connection's Close kills
+// the whole group once the server has exited (or been made to), so
+// grandchildren (npx, sh -c) never outlive it.
 type stdioTransport struct {
-	cfg *config.MCPServer
-	log *slog.Logger
+	cfg   *config.MCPServer
+	log   *slog.Logger
+	scrub scrubber // applied to stderr lines before they are logged or kept
 
 	mu     sync.Mutex
 	proc   *proc
@@ -49,7 +53,6 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd := exec.Command(t.cfg.Command, t.cfg.Args...)
 	cmd.Env = environ(t.cfg.Env)
 	cmd.Dir = t.cfg.Cwd
-	setProcessGroup(cmd)
 	// An *os.File as Stderr: the child writes to the pipe directly, and
 	// cmd.Wait never waits for a copying goroutine that grandchildren
 	// holding the pipe open could stall.
@@ -58,14 +61,18 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	cmd.Stderr = w
-	conn, err := (&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}).Connect(ctx)
+	var conn mcp.Connection
+	err = childproc.StartFunc(cmd, func() (err error) {
+		conn, err = (&mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}).Connect(ctx)
+		return err
+	})
 	w.Close()
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	p := &proc{cmd: cmd, stderr: r, done: make(chan struct{})}
-	go p.readStderr(t.log)
+	go p.readStderr(t.log, t.scrub)
 	t.mu.Lock()
 	t.proc = p
 	killed := t.killed
@@ -120,12 +127,12 @@ type proc struct {
 
 // readStderr logs the server's stderr line by line (at info level: servers
 // print banners there) and keeps the last lines.
-func (p *proc) readStderr(log *slog.Logger) {
+func (p *proc) readStderr(log *slog.Logger, scrub scrubber) {
 	defer close(p.done)
 	br := bufio.NewReaderSize(p.stderr, 4096)
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if line := strings.TrimRight(string(chunk), "\r\n"); strings.TrimSpace(line) != "" {
+		if line := scrub.Replace(strings.TrimRight(string(chunk), "\r\n")); strings.TrimSpace(line) != "" {
 			log.Info("mcp server stderr", "line", line)
 			p.mu.Lock()
 			p.tail = append(p.tail, line)
@@ -150,7 +157,7 @@ func (p *proc) lastLine() string {
 	return p.tail[len(p.tail)-1]
 }
 
-func (p *proc) kill() { killProcessGroup(p.cmd.Process.Pid) }
+func (p *proc) kill() { _ = childproc.KillGroup(p.cmd.Process.Pid) }
 
 // exited reports how the server ended, once it has been waited for.
 func (p *proc) exited() (string, bool) {
@@ -244,10 +251,21 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// newScrubber hides what a server's config holds that must never be shown
-// in errors: env and header values, and its URL's credentials, query and
-// fragment (net/http quotes URLs in its errors, with the password as ***).
-func newScrubber(cfg *config.MCPServer) *strings.Replacer {
+// scrubber hides what must never be shown in a server's errors, status and
+// relayed stderr: its URL's credentials, query and fragment (net/http quotes
+// URLs in its errors, with the password as ***), then the secrets of its
+// config (header values, secret env values and args: a failing server often
+// prints its command line) and of the whole config (a server inherits the
+// environment, provider keys included).
+type scrubber struct {
+	urls *strings.Replacer
+	red  *redact.Redactor
+}
+
+// Replace returns s scrubbed.
+func (sc scrubber) Replace(s string) string { return sc.red.String(sc.urls.Replace(s)) }
+
+func newScrubber(cfg *config.MCPServer, base *redact.Redactor) scrubber {
 	var pairs []string
 	if cfg.URL != "" {
 		pairs = append(pairs, cfg.URL, redactURL(cfg.URL))
@@ -263,12 +281,5 @@ func newScrubber(cfg *config.MCPServer) *strings.Replacer {
 			}
 		}
 	}
-	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {
-		for _, v := range m {
-			if len(v) >= 8 { // shorter values are settings, not secrets
-				pairs = append(pairs, v, "<redacted>")
-			}
-		}
-	}
-	return strings.NewReplacer(pairs...)
+	return scrubber{urls: strings.NewReplacer(pairs...), red: base.With(cfg.Secrets()...)}
 }

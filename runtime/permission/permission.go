@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -54,9 +56,12 @@ func (d Decision) String() string {
 }
 
 // Rules are glob patterns (doublestar syntax: *, ?, [...], {a,b}) over tool
-// names, e.g. "read_*", "github__*", "execute_command".
+// names, e.g. "read_*", "github__*", "execute_command", and over absolute
+// paths outside the work directory that calls with a known Reach may
+// touch (AllowOutside, e.g. "/tmp/**").
 type Rules struct {
 	Allow, Deny, Ask []string
+	AllowOutside     []string
 }
 
 // Decide applies the rules to a call of tool, of the given ACP kind. The most
@@ -84,11 +89,16 @@ func (r Rules) Validate() error {
 	for _, l := range []struct {
 		name     string
 		patterns []string
-	}{{"allow", r.Allow}, {"deny", r.Deny}, {"ask", r.Ask}} {
+	}{{"allow", r.Allow}, {"deny", r.Deny}, {"ask", r.Ask}, {"allow_outside", r.AllowOutside}} {
 		for _, p := range l.patterns {
 			if p == "" || !doublestar.ValidatePattern(p) {
 				return fmt.Errorf("permission: %s: %q is not a valid glob pattern", l.name, p)
 			}
+		}
+	}
+	for _, p := range r.AllowOutside {
+		if !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("permission: allow_outside: %q is not an absolute path pattern", p)
 		}
 	}
 	return nil
@@ -127,6 +137,8 @@ type Request struct {
 	Kind       string // its ACP kind
 	Title      string // what a client shows; the tool name when unknown
 	Args       json.RawMessage
+	// Reach, when known, is what the call touches (see Reach).
+	Reach *Reach
 }
 
 // Asker asks someone whether a call may run. An error, or ctx being
@@ -191,9 +203,23 @@ func (g *Gate) Forget(sessionID string) {
 // Check reports whether the call may run. Deny rules refuse and allow rules
 // permit without asking; an ask is answered by a remembered "always" answer
 // for the session, else by the Asker. An Asker error or a cancelled ctx
-// refuses the call and is returned alongside false.
+// refuses the call and is returned alongside false. A call with a Reach
+// (r.Reach, else one carried by ctx: WithReach) is judged by it first
+// (Rules.DecideReach).
 func (g *Gate) Check(ctx context.Context, r Request) (bool, error) {
-	switch g.rules.Decide(r.Tool, r.Kind) {
+	d := g.rules.Decide(r.Tool, r.Kind)
+	x := r.Reach
+	if x == nil {
+		x = reachFrom(ctx)
+	}
+	if x != nil {
+		var why string
+		if d, why = g.rules.DecideReach(r.Tool, r.Kind, *x); why != "" {
+			slog.Warn("permission: refused "+r.Tool+": "+why, "session", r.SessionID, "tool_call", r.ToolCallID)
+		}
+		r.Tool, r.Kind = x.judged(r.Tool, r.Kind) // "always" answers for a command are keyed by it
+	}
+	switch d {
 	case Deny:
 		return false, nil
 	case Allow:

@@ -54,3 +54,43 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendFenced is BenchmarkAppend as a turn makes it: under its
+// lease's fence (the session's flock, a read of the lease file).
+func BenchmarkAppendFenced(b *testing.B) {
+	s, _ := NewFileStore(b.TempDir())
+	m := NewMeta(time.Now())
+	s.Create(m)
+	lease, err := (&Locker{Dir: s.Dir}).Acquire(m.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lease.Release()
+	fenced := Fenced(s, m.ID, lease)
+	msg := benchMessage(1)
+	b.ResetTimer()
+	for b.Loop() {
+		if err := fenced.Append(m.ID, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFence is the fence alone, around a write that does nothing: the
+// cost the lease check adds to every append.
+func BenchmarkFence(b *testing.B) {
+	s, _ := NewFileStore(b.TempDir())
+	m := NewMeta(time.Now())
+	s.Create(m)
+	lease, err := (&Locker{Dir: s.Dir}).Acquire(m.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lease.Release()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := lease.Fence(func() error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

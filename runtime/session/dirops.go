@@ -16,8 +16,8 @@ import (
 // turn. Allocating a new inode (creating a file) cost 0.1-0.3 ms of CPU on
 // the ext4 of this project's machines, while renaming, linking and removing
 // an entry cost ~10 µs. So files are recycled where that is safe: temp
-// files never seen under a public name, and leases (read only under the
-// guard). Entry changes in one directory go one at a time: threads
+// files never seen under a public name, and released leases (see
+// removeFile). Entry changes in one directory go one at a time: threads
 // spinning on the directory's kernel lock behind a slow creation burnt CPU.
 
 var dirLocks sync.Map // dir -> *sync.Mutex
@@ -109,10 +109,6 @@ type replacement struct {
 	// leave an empty file behind it); syncParent also makes the rename
 	// itself survive a crash.
 	durable, syncParent bool
-	// reuseOld keeps the replaced file as a spare. Only for files no
-	// reader can hold open meanwhile (leases: read under the guard): a
-	// reader that opened the old file would read the next use of it.
-	reuseOld bool
 }
 
 // replaceFile writes data to path by a spare file and rename, so a reader
@@ -134,15 +130,7 @@ func replaceFile(path string, data []byte, how replacement) error {
 		inDir(dir, func() error { return os.Remove(tmp.Name()) })
 		return werr
 	}
-	old := spareName(dir)
-	kept := false
-	werr = inDir(dir, func() error {
-		kept = how.reuseOld && os.Link(path, old) == nil // the file the rename frees
-		return os.Rename(tmp.Name(), path)
-	})
-	if kept {
-		giveSpare(dir, old)
-	}
+	werr = inDir(dir, func() error { return os.Rename(tmp.Name(), path) })
 	if werr != nil {
 		inDir(dir, func() error { return os.Remove(tmp.Name()) })
 		return werr
@@ -153,8 +141,10 @@ func replaceFile(path string, data []byte, how replacement) error {
 	return syncDir(dir)
 }
 
-// removeFile removes path, keeping its file as a spare: like reuseOld,
-// only for files no reader can hold open meanwhile.
+// removeFile removes path, keeping its file as a spare: a reader that
+// opened it before may read its next use instead. Only for released
+// leases: a fence reading one that is not its own refuses whatever it
+// reads there (an empty file, another lease, a meta).
 func removeFile(path string) error {
 	dir := filepath.Dir(path)
 	spare := spareName(dir)

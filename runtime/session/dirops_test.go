@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,50 +32,59 @@ func sparesIn(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestReplaceFileReusesInodes: a replacement keeps the file it replaced as
-// a spare, empty, and the next replacement writes into it.
+// TestReplaceFileReusesInodes: a removed file is kept as a spare, empty,
+// and the next replacement writes into it; a replaced file is not reused,
+// so a reader that opened it before the replacement reads it whole (leases
+// are read without a lock by fences).
 func TestReplaceFileReusesInodes(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "meta.json")
-	if err := replaceFile(path, []byte("one"), replacement{durable: true, syncParent: true, reuseOld: true}); err != nil {
+	path := filepath.Join(dir, "a.lock")
+	if err := replaceFile(path, []byte("one"), replacement{durable: true, syncParent: true}); err != nil {
 		t.Fatal(err)
 	}
 	first := inode(t, path)
-	if err := replaceFile(path, []byte("two"), replacement{durable: true, reuseOld: true}); err != nil {
+	reader, err := os.Open(path)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer reader.Close()
+	if err := replaceFile(path, []byte("two"), replacement{durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := io.ReadAll(reader); string(got) != "one" {
+		t.Fatalf("a reader of the replaced file read %q", got)
 	}
 	if got, _ := os.ReadFile(path); string(got) != "two" {
 		t.Fatalf("content %q", got)
 	}
-	sp := sparesIn(t, dir)
-	if len(sp) != 1 || inode(t, filepath.Join(dir, sp[0])) != first {
-		t.Fatalf("spares %v: want the replaced file", sp)
+	if sp := sparesIn(t, dir); len(sp) != 0 {
+		t.Fatalf("spares %v: the replaced file was kept", sp)
 	}
-	if fi, _ := os.Stat(filepath.Join(dir, sp[0])); fi.Size() != 0 {
-		t.Errorf("a spare keeps %d bytes of old data", fi.Size())
-	}
-	if err := replaceFile(path, []byte("three"), replacement{reuseOld: true}); err != nil {
-		t.Fatal(err)
-	}
-	if inode(t, path) != first {
-		t.Error("the third write did not reuse the spare")
-	}
-	// Removing keeps the file as a spare too.
+	second := inode(t, path)
 	if err := removeFile(path); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("still there: %v", err)
 	}
-	if len(sparesIn(t, dir)) != 2 {
-		t.Errorf("spares after remove: %v", sparesIn(t, dir))
+	sp := sparesIn(t, dir)
+	if len(sp) != 1 || inode(t, filepath.Join(dir, sp[0])) != second || second == first {
+		t.Fatalf("spares %v: want the removed file", sp)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, sp[0])); fi.Size() != 0 {
+		t.Errorf("a spare keeps %d bytes of old data", fi.Size())
+	}
+	if err := replaceFile(path, []byte("three"), replacement{}); err != nil {
+		t.Fatal(err)
+	}
+	if inode(t, path) != second {
+		t.Error("the write after the remove did not reuse the spare")
 	}
 }
 
 // TestReplaceFileConcurrent: writers replacing one file at once never
 // corrupt it, readers never see half of it, and no two spares are one
-// file. Without reuseOld (meta files, read without a lock) a reader that
-// opened the old file keeps reading it intact.
+// file.
 func TestReplaceFileConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "meta.json")

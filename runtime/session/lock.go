@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,6 +42,9 @@ const (
 // Locker grants one turn at a time per session, within this process and
 // across processes (history/<id>.lock). Only turns take the lease: reading a
 // session never does, so listing and loading never wait on a running turn.
+//
+// Its leases fence the FileStore in the same dir: Fence locks the session's
+// messages file, which a takeover also waits on (see Acquire).
 type Locker struct {
 	Dir  string // the history dir
 	Now  func() time.Time
@@ -67,6 +69,9 @@ type lease struct {
 	// RenewedAt is the holder's last heartbeat: a running turn rewrites it
 	// every Stale/6, so only a dead or hung holder's lease grows old.
 	RenewedAt time.Time `json:"renewed_at,omitzero"`
+	// Epoch is the fencing token (see Lease.Epoch); 0 in the leases of
+	// versions before it, which then match no holder of this one.
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 // lastSeen is when the holder last proved it was alive.
@@ -77,8 +82,9 @@ func (a lease) lastSeen() time.Time {
 	return a.AcquiredAt
 }
 
-func (a lease) same(b lease) bool {
-	return a.PID == b.PID && a.Host == b.Host && a.AcquiredAt.Equal(b.AcquiredAt)
+// is reports whether a and b are the same holding of the lease.
+func (a lease) is(b lease) bool {
+	return a.Epoch == b.Epoch && a.PID == b.PID && a.Host == b.Host && a.AcquiredAt.Equal(b.AcquiredAt)
 }
 
 // inProcess holds the sessions with a turn running here. The key includes
@@ -90,6 +96,9 @@ var inProcess = struct {
 
 // LockPath is the lease file of session id in the history dir.
 func LockPath(dir, id string) string { return filepath.Join(dir, id+".lock") }
+
+// messagesPath is FileStore's messages file, which fences lock.
+func messagesPath(dir, id string) string { return filepath.Join(dir, id+".jsonl") }
 
 const guardName = ".lock-guard"
 
@@ -123,10 +132,12 @@ func (l *Locker) self() (host string, pid int) {
 	return host, pid
 }
 
+var _ Leaser = (*Locker)(nil)
+
 // Acquire takes session id for one turn. The error is a *BusyError when this
 // process already runs a turn on it, a *LockedError when another process does.
-// release is idempotent and removes the lease only while it is still ours.
-func (l *Locker) Acquire(id string) (release func(), err error) {
+// The lease renews itself until Release.
+func (l *Locker) Acquire(id string) (Lease, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
@@ -150,33 +161,48 @@ func (l *Locker) Acquire(id string) (release func(), err error) {
 	}
 
 	ours := lease{PID: pid, Host: host, AcquiredAt: l.now()}
-	if err := l.take(dir, id, ours); err != nil {
+	replaced, err := l.take(dir, id, &ours)
+	if err != nil {
 		forget()
 		return nil, err
 	}
-	stop := make(chan struct{})
-	go l.heartbeat(dir, id, ours, stop)
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(stop)
-			if err := l.drop(dir, id, ours); err != nil {
-				l.warn(fmt.Sprintf("session %s: releasing lease: %v", id, err))
-			}
-			forget()
-		})
-	}, nil
+	if replaced {
+		l.waitOutFences(dir, id)
+	}
+	return startLease(l, dir, id, ours, forget), nil
 }
 
-// take writes our lease unless a live one is there, under the guard so two
-// processes cannot both see "no lease" and both write theirs.
-func (l *Locker) take(dir, id string, ours lease) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("session lock: %w", err)
-	}
-	unlock, err := lockGuard(filepath.Join(dir, guardName))
+// waitOutFences waits for a write that a displaced holder may still have in
+// flight: it checked the lease before ours replaced it, and holds the
+// session's fence lock until its write is done. Every later check of its
+// sees our lease, so after this no write of its can follow ours. A holder
+// stopped mid-write (SIGSTOP) is waited for until it resumes.
+func (l *Locker) waitOutFences(dir, id string) {
+	f, err := os.Open(messagesPath(dir, id))
 	if err != nil {
-		return fmt.Errorf("session lock: %w", err)
+		return // no messages file: its fences lock the guard, which take held
+	}
+	defer f.Close()
+	unlock, busy, err := tryLockFile(f)
+	if busy {
+		l.warn(fmt.Sprintf("session %s: waiting for the previous holder's write in progress to end", id))
+		unlock, err = lockFile(f)
+	}
+	if err == nil {
+		unlock()
+	}
+}
+
+// take writes our lease, with the next epoch, unless a live one is there;
+// under the guard so two processes cannot both see "no lease" and both
+// write theirs. replaced says it took over an existing lease.
+func (l *Locker) take(dir, id string, ours *lease) (replaced bool, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false, fmt.Errorf("session lock: %w", err)
+	}
+	guard, unlock, err := lockGuard(filepath.Join(dir, guardName))
+	if err != nil {
+		return false, fmt.Errorf("session lock: %w", err)
 	}
 	defer unlock()
 
@@ -186,19 +212,24 @@ func (l *Locker) take(dir, id string, ours lease) error {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		if age := ours.AcquiredAt.Sub(mtime); age < l.grace() {
-			return &LockedError{SessionID: id, Host: "unknown", AcquiredAt: mtime.UTC()}
+			return false, &LockedError{SessionID: id, Host: "unknown", AcquiredAt: mtime.UTC()}
 		}
 		l.warn(fmt.Sprintf("session %s: taking over an unreadable lease from %s (%v)",
 			id, mtime.UTC().Format(time.RFC3339), err))
+		replaced = true
 	default:
-		reason, stale := l.stale(old, ours)
+		reason, stale := l.stale(old, *ours)
 		if !stale {
-			return &LockedError{SessionID: id, PID: old.PID, Host: old.Host, AcquiredAt: old.AcquiredAt}
+			return false, &LockedError{SessionID: id, PID: old.PID, Host: old.Host, AcquiredAt: old.AcquiredAt}
 		}
 		l.warn(fmt.Sprintf("session %s: taking over the lease of pid %d on %s since %s: %s",
 			id, old.PID, old.Host, old.AcquiredAt.Format(time.RFC3339), reason))
+		replaced = true
 	}
-	return writeLease(path, ours)
+	if ours.Epoch, err = nextEpoch(guard, old.Epoch); err != nil {
+		return false, fmt.Errorf("session lock: %w", err)
+	}
+	return replaced, writeLease(path, *ours)
 }
 
 // stale decides whether old may be taken over: its process is gone, or it
@@ -219,31 +250,6 @@ func (l *Locker) stale(old, ours lease) (reason string, stale bool) {
 	return "", false
 }
 
-// heartbeat renews our lease until stop is closed, so other processes can
-// tell a long turn from a dead one.
-func (l *Locker) heartbeat(dir, id string, ours lease, stop <-chan struct{}) {
-	t := time.NewTicker(l.staleAfter() / 6)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		if err := l.renew(dir, id, ours); err != nil {
-			l.warn(fmt.Sprintf("session %s: renewing lease: %v", id, err))
-		}
-	}
-}
-
-// renew rewrites our lease with a fresh RenewedAt, if it is still ours.
-func (l *Locker) renew(dir, id string, ours lease) error {
-	return l.ifOurs(dir, id, ours, func(path string) error {
-		ours.RenewedAt = l.now()
-		return writeLease(path, ours)
-	})
-}
-
 func (l *Locker) staleAfter() time.Duration {
 	if l.Stale > 0 {
 		return l.Stale
@@ -256,63 +262,4 @@ func (l *Locker) grace() time.Duration {
 		return l.UnreadableGrace
 	}
 	return DefaultUnreadableGrace
-}
-
-// drop removes our lease; if someone took it over meanwhile it is theirs now.
-func (l *Locker) drop(dir, id string, ours lease) error {
-	return l.ifOurs(dir, id, ours, func(path string) error {
-		if err := removeFile(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	})
-}
-
-// ifOurs runs f on the lease file under the guard, only while the lease is
-// still ours: released or taken over, there is nothing of ours to touch.
-func (l *Locker) ifOurs(dir, id string, ours lease, f func(path string) error) error {
-	unlock, err := lockGuard(filepath.Join(dir, guardName))
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	path := LockPath(dir, id)
-	cur, _, err := readLease(path)
-	if err != nil || !cur.same(ours) {
-		return nil
-	}
-	return f(path)
-}
-
-// readLease returns the lease and its mtime; the mtime is valid whenever the
-// file exists, so an unparsable lease can still be aged.
-func readLease(path string) (lease, time.Time, error) {
-	var ls lease
-	st, err := os.Stat(path)
-	if err != nil {
-		return ls, time.Time{}, err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ls, st.ModTime(), err
-	}
-	if err := json.Unmarshal(data, &ls); err != nil {
-		return ls, st.ModTime(), err
-	}
-	if ls.PID <= 0 || ls.Host == "" || ls.AcquiredAt.IsZero() {
-		return ls, st.ModTime(), fmt.Errorf("incomplete lease %s", data)
-	}
-	return ls, st.ModTime(), nil
-}
-
-// writeLease replaces the lease by rename so no reader, and no process
-// killed mid-write, ever leaves half of one (an unreadable lease blocks the
-// session for UnreadableGrace). No fsync: a lease lost in a crash belonged
-// to a turn that died with it.
-func writeLease(path string, ls lease) error {
-	data, err := json.Marshal(ls)
-	if err != nil {
-		return err
-	}
-	return replaceFile(path, append(data, '\n'), replacement{reuseOld: true})
 }

@@ -23,15 +23,18 @@ const lockHelperEnv = "OPENHEIM_SESSION_LOCK_HELPER"
 func TestMain(m *testing.M) {
 	if arg := os.Getenv(lockHelperEnv); arg != "" {
 		dir, id, _ := strings.Cut(arg, "|")
-		release, err := (&Locker{Dir: dir}).Acquire(id)
+		lease, err := (&Locker{Dir: dir}).Acquire(id)
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}
 		fmt.Println("ready")
 		io.Copy(io.Discard, os.Stdin) // hold until killed or the parent goes away
-		release()
+		lease.Release()
 		os.Exit(0)
+	}
+	if arg := os.Getenv(fenceHelperEnv); arg != "" {
+		os.Exit(fenceHelper(arg))
 	}
 	os.Exit(m.Run())
 }
@@ -57,7 +60,7 @@ func writeRawLease(t *testing.T, dir string, ls lease) {
 func TestLockerInProcessBusy(t *testing.T) {
 	dir := t.TempDir()
 	a, b := &Locker{Dir: dir}, &Locker{Dir: dir + "/./"}
-	release, err := a.Acquire(lockID)
+	lease, err := a.Acquire(lockID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +73,12 @@ func TestLockerInProcessBusy(t *testing.T) {
 	}
 	data, _ := os.ReadFile(LockPath(dir, lockID))
 	var raw map[string]any
-	if json.Unmarshal(data, &raw) != nil || raw["pid"] != float64(os.Getpid()) || raw["host"] == nil || raw["acquired_at"] == nil {
-		t.Errorf("lease = %s", data)
+	if json.Unmarshal(data, &raw) != nil || raw["pid"] != float64(os.Getpid()) || raw["host"] == nil || raw["acquired_at"] == nil ||
+		raw["epoch"] != float64(lease.Epoch()) || lease.Epoch() == 0 {
+		t.Errorf("lease = %s, epoch %d", data, lease.Epoch())
 	}
-	release()
-	release() // harmless
+	lease.Release()
+	lease.Release() // harmless
 	if _, err := os.Stat(LockPath(dir, lockID)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("lease left after release: %v", err)
 	}
@@ -82,7 +86,10 @@ func TestLockerInProcessBusy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}
-	r2()
+	if r2.Epoch() <= lease.Epoch() {
+		t.Errorf("epoch after release %d, before %d: want it greater", r2.Epoch(), lease.Epoch())
+	}
+	r2.Release()
 	if _, err := a.Acquire("nope"); !errors.Is(err, ErrInvalidID) {
 		t.Errorf("bad id: %v", err)
 	}
@@ -90,11 +97,11 @@ func TestLockerInProcessBusy(t *testing.T) {
 
 func TestLockerSecondProcessLocked(t *testing.T) {
 	dir := t.TempDir()
-	release, err := (&Locker{Dir: dir}).Acquire(lockID)
+	lease, err := (&Locker{Dir: dir}).Acquire(lockID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer lease.Release()
 	other := &Locker{Dir: dir, PID: os.Getppid()}
 	var locked *LockedError
 	if _, err := other.Acquire(lockID); !errors.As(err, &locked) || locked.PID != os.Getpid() {
@@ -126,6 +133,8 @@ func TestLockerExistingLease(t *testing.T) {
 		{name: "our pid left over", lease: &lease{PID: os.Getpid(), Host: host, AcquiredAt: now.Add(-time.Minute)}, wantPID: -1, wantWarn: "earlier holder"},
 		{name: "other host young", lease: &lease{PID: 4242, Host: "far", AcquiredAt: now.Add(-29 * time.Minute)}, wantPID: 4242, wantHost: "far"},
 		{name: "other host stale", lease: &lease{PID: 4242, Host: "far", AcquiredAt: now.Add(-31 * time.Minute)}, wantPID: -1, wantWarn: "pid 4242 on far"},
+		// The new epoch is above the old lease's even with no counter.
+		{name: "other host stale, epoch 41", lease: &lease{PID: 4242, Host: "far", AcquiredAt: now.Add(-31 * time.Minute), Epoch: 41}, wantPID: -1, wantWarn: "pid 4242 on far"},
 		{name: "other host renewed", lease: &lease{PID: 4242, Host: "far", AcquiredAt: now.Add(-3 * time.Hour), RenewedAt: now.Add(-5 * time.Minute)}, wantPID: 4242, wantHost: "far"},
 		{name: "unreadable young", garbageAge: 2 * time.Second, wantPID: 0, wantHost: "unknown"},
 		{name: "unreadable old", garbageAge: time.Minute, wantPID: -1, wantWarn: "unreadable lease"},
@@ -143,7 +152,7 @@ func TestLockerExistingLease(t *testing.T) {
 			}
 			var warns []string
 			l := &Locker{Dir: dir, Host: host, Now: func() time.Time { return now }, Warn: func(s string) { warns = append(warns, s) }}
-			release, err := l.Acquire(lockID)
+			lease, err := l.Acquire(lockID)
 			if tc.wantPID >= 0 {
 				var locked *LockedError
 				if !errors.As(err, &locked) || locked.PID != tc.wantPID || locked.Host != tc.wantHost {
@@ -154,12 +163,13 @@ func TestLockerExistingLease(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer release()
+			defer lease.Release()
 			if len(warns) != 1 || !strings.Contains(warns[0], tc.wantWarn) {
 				t.Errorf("warnings %q, want %q", warns, tc.wantWarn)
 			}
 			cur, _, err := readLease(path)
-			if err != nil || cur.PID != os.Getpid() || cur.Host != host {
+			if err != nil || cur.PID != os.Getpid() || cur.Host != host || cur.Epoch != lease.Epoch() ||
+				(tc.lease != nil && cur.Epoch <= tc.lease.Epoch) {
 				t.Errorf("lease after takeover: %+v %v", cur, err)
 			}
 		})
@@ -179,11 +189,11 @@ func TestLockerReleaseKeepsTakenOverLease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stale takeover: %v", err)
 	}
-	relA()
+	relA.Release()
 	if cur, _, err := readLease(LockPath(dir, lockID)); err != nil || cur.Host != "b" {
 		t.Fatalf("a's release touched b's lease: %+v %v", cur, err)
 	}
-	relB()
+	relB.Release()
 	if _, err := os.Stat(LockPath(dir, lockID)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("b's release: %v", err)
 	}
@@ -228,11 +238,11 @@ func TestLockerTwoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.Wait() // reaped, so kill(pid, 0) now reports ESRCH
-	release, err := l.Acquire(lockID)
+	lease, err := l.Acquire(lockID)
 	if err != nil {
 		t.Fatalf("after kill -9: %v", err)
 	}
-	defer release()
+	defer lease.Release()
 	if len(warns) != 1 || !strings.Contains(warns[0], "pid "+strconv.Itoa(child.Process.Pid)) {
 		t.Errorf("warnings: %q", warns)
 	}
@@ -269,29 +279,59 @@ func TestLockerRace(t *testing.T) {
 	}
 }
 
-// TestLockerHeartbeat: a turn longer than Stale keeps its lease because it
-// renews it; once released, nothing renews it any more.
+// TestLockerHeartbeat: a turn silent for longer than Stale keeps its lease
+// because it renews it; once released, nothing renews it any more. The
+// clock is the test's, so only the renewal itself is waited for.
 func TestLockerHeartbeat(t *testing.T) {
 	dir := t.TempDir()
-	// Stale is generous against a loaded CI machine: renewals come every
-	// 100 ms, and the check waits for more than twice Stale.
-	a := &Locker{Dir: dir, Host: "a", Stale: 600 * time.Millisecond}
-	release, err := a.Acquire(lockID)
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	// Renewals every 10 ms of real time.
+	a := &Locker{Dir: dir, Host: "a", Stale: 60 * time.Millisecond, Now: clock}
+	held, err := a.Acquire(lockID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	b := &Locker{Dir: dir, Host: "b", Stale: 600 * time.Millisecond, Warn: func(string) {}}
+	advance(time.Hour)
+	waitLease(t, dir, func(cur lease) bool { return cur.RenewedAt.Equal(clock()) })
+	b := &Locker{Dir: dir, Host: "b", Stale: 60 * time.Millisecond, Now: clock, Warn: func(string) {}}
 	var locked *LockedError
-	if _, err := b.Acquire(lockID); !errors.As(err, &locked) {
+	if _, err := b.Acquire(lockID); !errors.As(err, &locked) || locked.Host != "a" {
 		t.Fatalf("a renewed lease was taken over: %v", err)
 	}
-	cur, _, _ := readLease(LockPath(dir, lockID))
-	if time.Since(cur.RenewedAt) > 600*time.Millisecond {
-		t.Fatalf("lease not renewed: %+v", cur)
-	}
-	release()
+	held.Release()
 	if _, err := os.Stat(LockPath(dir, lockID)); !os.IsNotExist(err) {
 		t.Fatalf("released lease still there: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond) // five renewal periods
+	if _, err := os.Stat(LockPath(dir, lockID)); !os.IsNotExist(err) {
+		t.Fatalf("a released lease came back: %v", err)
+	}
+	if held.Err() != nil {
+		t.Fatalf("a released lease is not lost: %v", held.Err())
+	}
+}
+
+// waitLease polls the lease file, read under the guard as the locker reads
+// it, until ok says yes (at most 10 s).
+func waitLease(t *testing.T, dir string, ok func(lease) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, unlock, err := lockGuard(filepath.Join(dir, guardName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, _, err := readLease(LockPath(dir, lockID))
+		unlock()
+		if err == nil && ok(cur) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease never became as wanted: %+v %v", cur, err)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -12,34 +12,59 @@ import (
 // kill(pid, 0) tells a dead holder from a live one on this host.
 const canProbePIDs = true
 
-// lockGuard holds an exclusive flock on the guard file. The guard file is
-// never removed: unlinking it would let two processes lock different inodes.
+// lockGuard holds an exclusive flock on the guard file and returns it open
+// (it also keeps the history dir's lease counter). The guard file is never
+// removed: unlinking it would let two processes lock different inodes.
 //
 // The file stays open for the life of the process and a mutex serialises
 // this process's holders (flock does not exclude holders of one open file):
 // opening it with O_CREAT for every lease would take the history
 // directory's lock each time, which a server running many turns contends on.
-func lockGuard(path string) (unlock func(), err error) {
+func lockGuard(path string) (f *os.File, unlock func(), err error) {
 	g := guardFor(path)
 	g.mu.Lock()
 	if err := g.open(path); err != nil {
 		g.mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
-	for {
-		err = syscall.Flock(int(g.f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	if err := flock(g.f, syscall.LOCK_EX); err != nil {
 		g.mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
-	return func() {
-		syscall.Flock(int(g.f.Fd()), syscall.LOCK_UN)
+	return g.f, func() {
+		flock(g.f, syscall.LOCK_UN)
 		g.mu.Unlock()
 	}, nil
+}
+
+// lockFile holds an exclusive flock on f, an open file of its own (flock
+// excludes other open files of the same inode, in this process too).
+func lockFile(f *os.File) (unlock func(), err error) {
+	if err := flock(f, syscall.LOCK_EX); err != nil {
+		return nil, err
+	}
+	return func() { flock(f, syscall.LOCK_UN) }, nil
+}
+
+// tryLockFile is lockFile without waiting: busy says another holds it.
+func tryLockFile(f *os.File) (unlock func(), busy bool, err error) {
+	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return func() { flock(f, syscall.LOCK_UN) }, false, nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
 }
 
 type guardFile struct {

@@ -27,11 +27,11 @@ func (s *FileStore) locker() *Locker { return &Locker{Dir: s.Dir, Warn: s.warn} 
 // calling Trash again finishes the move. Releasing the lease afterwards
 // removes any stale lock file.
 func (s *FileStore) Trash(id string) error {
-	release, err := s.locker().Acquire(id)
+	lease, err := s.locker().Acquire(id)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer lease.Release()
 	names := []string{id + ".json", id + ".jsonl"}
 	var live []string
 	for _, n := range names {
@@ -60,11 +60,11 @@ func (s *FileStore) Trash(id string) error {
 
 // Purge implements Store.
 func (s *FileStore) Purge(id string) error {
-	release, err := s.locker().Acquire(id)
+	lease, err := s.locker().Acquire(id)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer lease.Release()
 	found := false
 	for _, p := range []string{s.metaPath(id), s.msgsPath(id), s.trashPath(id + ".json"), s.trashPath(id + ".jsonl")} {
 		err := os.Remove(p)

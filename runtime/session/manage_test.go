@@ -72,7 +72,7 @@ func mustHost(t *testing.T) string {
 func TestTrashAndPurgeRespectRunningTurn(t *testing.T) {
 	s, _ := newStore(t)
 	m := created(t, s, user("a"))
-	release, err := (&Locker{Dir: s.Dir}).Acquire(m.ID)
+	held, err := (&Locker{Dir: s.Dir}).Acquire(m.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestTrashAndPurgeRespectRunningTurn(t *testing.T) {
 	if err := s.Purge(m.ID); !errors.As(err, &busy) {
 		t.Errorf("purge during a turn: %v", err)
 	}
-	release()
+	held.Release()
 	if err := s.Trash(m.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/llm"
 )
@@ -69,15 +70,20 @@ func (t *ExecuteCommand) Run(ctx context.Context, raw json.RawMessage) Result {
 	// for input would otherwise sit until the timeout.
 	var stdout, stderr capWriter
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// The command gets its own process group so that cancelling kills
-	// everything it started, not just the shell.
-	setProcessGroup(cmd)
-	cmd.Cancel = func() error { return killProcessGroup(cmd) }
+	// The command leads its own process group (childproc.Start) so that
+	// cancelling kills everything it started, not just the shell, and
+	// nothing it started outlives openheim.
+	cmd.Cancel = func() error { return childproc.KillGroup(cmd.Process.Pid) }
 	// Without WaitDelay a background child that inherited stdout would
 	// keep Wait blocked until that child exits.
 	cmd.WaitDelay = waitDelay
 
-	err := cmd.Run()
+	err := childproc.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+		// Background jobs it left stay until openheim exits.
+		childproc.Exited(cmd.Process.Pid)
+	}
 	var note string
 	switch {
 	case ctx.Err() != nil:

@@ -3,8 +3,9 @@
 # each running one ACP session whose prompt streams 200 chunks from a
 # zero-latency fake provider. Prints updates delivered per second, delivery
 # latency, and the server's idle, connected and peak RSS (scripts/bench/wsload
-# does the work; a fresh server per run). Loopback only; each run has a
-# deadline, the whole script takes well under 2 minutes.
+# does the work; a fresh server per run, with a fresh token it passes in
+# OPENHEIM_TOKEN). Loopback only; each run has a deadline, the whole script
+# takes well under 2 minutes.
 #   CONNS=100,1000 CHUNKS=200 scripts/bench/serve.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."

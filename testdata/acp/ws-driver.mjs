@@ -1,10 +1,12 @@
 // Drives `openheim serve` over WebSocket with the official ACP TypeScript
 // SDK, as a web front end would.
-// Usage: node --experimental-websocket ws-driver.mjs URL MODE WORKDIR
+// Usage: node --experimental-websocket ws-driver.mjs URL MODE WORKDIR [TOKEN]
 //   URL   ws://127.0.0.1:PORT
 //   MODE  acp: bare ACP on URL/acp, through the SDK's experimental ws-client
 //         ws:  the envelope {"channel":"agent","data":<JSON-RPC>} on URL/ws,
 //              through Node's WebSocket and the adapter below
+//   TOKEN the server's token (default $OPENHEIM_TOKEN), sent as ?token= on
+//         the handshake: a browser's WebSocket cannot set headers either
 // The fake model must be scripted with a list_dir tool call, then the text
 // that TEXT below names. Prints one JSON report on stdout; exits 1 on the
 // first failed check. The SDK drops session/update notifications that fail
@@ -13,11 +15,13 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 
-const [base, mode, work] = process.argv.slice(2);
+const [base, mode, work, tokenArg] = process.argv.slice(2);
 if (!base || !["acp", "ws"].includes(mode) || !work) {
-  console.error("usage: node --experimental-websocket ws-driver.mjs ws://HOST:PORT acp|ws WORKDIR");
+  console.error("usage: node --experimental-websocket ws-driver.mjs ws://HOST:PORT acp|ws WORKDIR [TOKEN]");
   process.exit(2);
 }
+const token = tokenArg || process.env.OPENHEIM_TOKEN || "";
+const withToken = (path) => `${base}${path}${token ? `?token=${encodeURIComponent(token)}` : ""}`;
 if (typeof globalThis.WebSocket !== "function") {
   console.error("no global WebSocket: run node with --experimental-websocket (Node 20) or use Node >= 22");
   process.exit(2);
@@ -116,9 +120,9 @@ function envelopeStream(url) {
 async function connect(label, onUpdate, op) {
   let stream, socketClosed;
   if (mode === "acp") {
-    stream = createWebSocketStream(`${base}/acp`);
+    stream = createWebSocketStream(withToken("/acp"));
   } else {
-    const e = envelopeStream(`${base}/ws`);
+    const e = envelopeStream(withToken("/ws"));
     stream = e.stream;
     socketClosed = new Promise((res) => e.socket.addEventListener("close", () => res(), { once: true }));
     const g = await timed(10000, e.greeting, `${label}: /ws greeting`);
@@ -154,6 +158,11 @@ async function connect(label, onUpdate, op) {
 let sessionId;
 const updates = [];
 await connect("conn 1", (p) => updates.push(p), async (ctx) => {
+  // The server confines sessions to its work_dir: the SDK sees -32602.
+  const refused = await timed(10000, ctx.request(acp.methods.agent.session.new, { cwd: "/", mcpServers: [] }).then(() => null, (e) => e),
+    "session/new outside work_dir");
+  check("session/new outside work_dir: -32602", refused?.code === -32602 && /outside/.test(JSON.stringify(refused?.data)),
+    refused && { code: refused.code, data: refused.data });
   const created = await timed(10000, ctx.request(acp.methods.agent.session.new, { cwd: work, mcpServers: [] }), "session/new");
   sessionId = created.sessionId;
   check("session/new: id", /^[0-9a-f-]{36}$/.test(sessionId), created);

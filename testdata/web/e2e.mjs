@@ -5,7 +5,9 @@
 //   node e2e.mjs URL WORKDIR OUTDIR
 //   (or OPENHEIM_URL, OPENHEIM_WORKDIR, OPENHEIM_WEB_SHOTS)
 //
-// URL is the server (http://127.0.0.1:PORT), WORKDIR its work_dir, OUTDIR
+// URL is the web client's address as `openheim serve` printed it, with the
+// token after "#" (http://127.0.0.1:PORT/#token=...): the page is loaded
+// from it, as a person would click it. WORKDIR is its work_dir, OUTDIR
 // where a full-page screenshot is saved after each step (NN-step.png, and
 // NN-step-FAILED.png when a step fails). The model is the fake LLM of
 // cmd/openheim/web_test.go, which answers by the [e2e:...] markers of the
@@ -25,6 +27,15 @@ if (!url || !workdir || !outdir) {
   process.exit(2);
 }
 mkdirSync(outdir, { recursive: true });
+// The token, for this script's own API calls (the page takes it from the
+// address itself).
+const TOKEN = new URLSearchParams(new URL(url).hash.slice(1)).get("token");
+if (!TOKEN) {
+  console.error(`e2e.mjs: ${url} carries no #token=`);
+  process.exit(2);
+}
+/** GET an API path with the token; the decoded JSON. */
+const apiGet = async (path) => (await fetch(new URL(path, url), { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
 
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const ARGS = [
@@ -206,6 +217,13 @@ await step("load", async () => {
   const resp = await page.goto(url, { waitUntil: "load" });
   expect(resp && resp.ok(), `GET ${url}: ${resp && resp.status()}`);
   await waitFor("body[data-ready=true]", () => document.body?.dataset.ready === "true");
+  // The page took the token from the address and hid it again.
+  const seen = await page.evaluate(() => ({ href: location.href, kept: sessionStorage.getItem("openheim.token"), asked: document.querySelector("dialog#token")?.open }));
+  expect(seen.kept === TOKEN, `sessionStorage holds ${JSON.stringify(seen.kept)}, not the token of the address`);
+  expect(!seen.href.includes(TOKEN) && !seen.href.includes("token="), `the address bar still shows the token: ${seen.href}`);
+  expect(!seen.asked, "the page asked for a token it was given");
+  const anon = await fetch(new URL("/api/sessions", url));
+  expect(anon.status === 401, `GET /api/sessions without the token: ${anon.status}, want 401`);
   const status = await page.locator("#conn-status").innerText();
   expect(/connected/i.test(status) && !/reconnect|offline/i.test(status), `#conn-status says ${JSON.stringify(status)}, want connected`);
   for (const sel of ["#sessions", "#messages", "textarea#prompt", "button#send", "button#stop", "#file-tree"]) {
@@ -449,7 +467,7 @@ await step("new-session", async () => {
   );
   await turnEnded();
   await waitFor("two sessions in the sidebar", () => document.querySelectorAll("#sessions [data-testid=session-item]").length === 2);
-  const list = await (await fetch(new URL("/api/sessions", url))).json();
+  const list = await apiGet("/api/sessions");
   const made = list.find((m) => m.title && m.title.includes("Hello from a new session"));
   expect(made, `GET /api/sessions has no session titled "Hello from a new session": ${JSON.stringify(list)}`);
   expect(made.model === "fake-model-large", `the new session's model is ${JSON.stringify(made.model)}, want fake-model-large`);
@@ -473,7 +491,7 @@ await step("search-rename", async () => {
     dialogAnswer = null;
   }
   expect(dialogs.length === before + 1 && dialogs[before].type === "prompt", `rename asked through ${JSON.stringify(dialogs.slice(before))}, want one window.prompt`);
-  const list = await (await fetch(new URL("/api/sessions", url))).json();
+  const list = await apiGet("/api/sessions");
   expect(list.some((m) => m.title === "Renamed in the browser"), `GET /api/sessions has no session titled "Renamed in the browser"`);
 });
 
@@ -485,7 +503,7 @@ await step("delete", async () => {
   await page.locator(`${sel} button[data-action=delete]`).click();
   await waitFor("the deleted session to leave the sidebar", () => document.querySelectorAll("#sessions [data-testid=session-item]").length === 1);
   expect(dialogs.length === before + 1 && dialogs[before].type === "confirm", `delete asked through ${JSON.stringify(dialogs.slice(before))}, want one window.confirm`);
-  const list = await (await fetch(new URL("/api/sessions", url))).json();
+  const list = await apiGet("/api/sessions");
   expect(!list.some((m) => m.id === id), `GET /api/sessions still lists the deleted session ${id}`);
 });
 

@@ -81,6 +81,9 @@ type Script struct {
 	// through terminal/create, wait_for_exit, output and release, and echo
 	// "terminal: <output>|exit=<code>" ("exit=signal:<name>" when killed).
 	Terminal []string `json:",omitempty"`
+	// SessionModes, when set, is the "modes" ({currentModeId,
+	// availableModes}) of session/new, load and resume answers.
+	SessionModes json.RawMessage `json:",omitempty"`
 	// Capabilities replaces agentCapabilities entirely when set.
 	Capabilities map[string]any `json:",omitempty"`
 	// StopReason answers prompts instead of "end_turn" (e.g. "refusal").

@@ -66,7 +66,16 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	a.mu.Lock()
 	s := a.addSession(p.CWD)
 	a.mu.Unlock()
-	return map[string]any{"sessionId": s.id}, nil
+	return a.withModes(map[string]any{"sessionId": s.id}), nil
+}
+
+// withModes adds Script.SessionModes to a session/new, load or resume
+// answer.
+func (a *agent) withModes(m map[string]any) map[string]any {
+	if a.script.SessionModes != nil {
+		m["modes"] = a.script.SessionModes
+	}
+	return m
 }
 
 // loadSession serves session/load (replaying Script.LoadReplay) and
@@ -87,7 +96,7 @@ func (a *agent) loadSession(ctx context.Context, method string, params json.RawM
 			a.update(p.SessionID, u)
 		}
 	}
-	return map[string]any{}, nil
+	return a.withModes(map[string]any{}), nil
 }
 
 func (a *agent) forkSession(params json.RawMessage) (any, error) {

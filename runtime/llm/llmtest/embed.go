@@ -97,7 +97,7 @@ func EmbedVector(text string, dim int) []float32 {
 
 func (s *EmbedServer) handle(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
+	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Raw: raw}
 	_ = json.Unmarshal(raw, &rec.Body)
 
 	s.mu.Lock()

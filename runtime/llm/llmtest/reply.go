@@ -41,6 +41,11 @@ type Reply struct {
 	Status     int    `json:"status,omitempty"`
 	RetryAfter string `json:"retry_after,omitempty"`
 	ErrorBody  string `json:"error_body,omitempty"`
+	// EchoRequest makes the error body quote the request's URL (path and
+	// query) and every header (after ErrorBody, when set), as gateways that
+	// explain a 401 do: a test can check that what the client sent never
+	// reaches the user.
+	EchoRequest bool `json:"echo_request,omitempty"`
 
 	CutAfter     int  `json:"cut_after,omitempty"`      // abort the connection after N chunks, before [DONE]
 	Malformed    bool `json:"malformed,omitempty"`      // send a chunk of invalid JSON after the first chunk

@@ -26,6 +26,7 @@ import (
 type RecordedRequest struct {
 	Method string
 	Path   string
+	Query  string // the raw query, without "?"
 	Header http.Header
 	Body   map[string]any // the decoded JSON body; nil if it was not a JSON object
 	Raw    []byte
@@ -99,7 +100,7 @@ func (s *Server) Requests() []RecordedRequest {
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
+	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Raw: raw}
 	_ = json.Unmarshal(raw, &rec.Body)
 
 	// Record before choosing the reply, so a test can inspect the request
@@ -138,13 +139,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", reply.RetryAfter)
 		}
 		body := reply.ErrorBody
-		if body == "" {
+		switch {
+		case reply.EchoRequest:
+			body = echoBody(r, body)
+		case body == "":
 			body = defaultErrorBody(wire, reply.Status)
 		}
 		writeJSONError(w, reply.Status, body)
 		return
 	}
 	s.stream(w, r, wire, reply, rec.Body, n)
+}
+
+// echoBody is an error object quoting the request line and headers, after
+// extra (the reply's ErrorBody, if any).
+func echoBody(r *http.Request, extra string) string {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": strings.TrimSpace(extra + " unauthorized request to " + r.URL.RequestURI()), "headers": r.Header}})
+	return string(b)
 }
 
 func writeJSONError(w http.ResponseWriter, status int, body string) {

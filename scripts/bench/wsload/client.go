@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ type conn struct {
 // clientOpts is what every connection of a run shares.
 type clientOpts struct {
 	url    string // ws://HOST/ws
+	token  string // sent as Authorization: Bearer when set
 	cwd    string
 	chunks int // expected deltas per reply, to size the latency slice
 
@@ -86,7 +88,11 @@ func runConn(ctx context.Context, o clientOpts) *connResult {
 
 func setup(ctx context.Context, o clientOpts, res *connResult, deadline time.Time) (*conn, string, error) {
 	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	ws, resp, err := d.DialContext(ctx, o.url, nil)
+	var h http.Header
+	if o.token != "" {
+		h = http.Header{"Authorization": {"Bearer " + o.token}}
+	}
+	ws, resp, err := d.DialContext(ctx, o.url, h)
 	if err != nil {
 		if resp != nil {
 			return nil, "", fmt.Errorf("dial: %w (HTTP %s)", err, resp.Status)

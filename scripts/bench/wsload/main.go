@@ -27,6 +27,7 @@ import (
 type options struct {
 	bin, config, home string // start `bin --config config serve` per run, data dirs under home
 	url               string // or use the server already at this http:// URL...
+	token             string // ...whose token this is (a started server gets a fresh one)
 	pid               int    // ...whose pid this is (0: no memory figures)
 	llmPid            int    // the provider's pid, for its CPU time (0: not shown)
 	cwd               string
@@ -45,6 +46,7 @@ func main() {
 	flag.StringVar(&o.home, "home", os.TempDir(), "directory under which each run gets a fresh OPENHEIM_HOME")
 	flag.StringVar(&o.url, "url", "", "instead of -openheim: the http:// URL of a running server")
 	flag.IntVar(&o.pid, "pid", 0, "with -url: the server's pid, to read its memory and CPU")
+	flag.StringVar(&o.token, "token", os.Getenv("OPENHEIM_TOKEN"), "with -url: the server's token (default $OPENHEIM_TOKEN)")
 	flag.IntVar(&o.llmPid, "llm-pid", 0, "the fake provider's pid, to report its CPU time")
 	flag.StringVar(&o.cwd, "cwd", "", "absolute cwd for session/new (the config's work_dir)")
 	flag.StringVar(&connsFlag, "conns", "100,1000", "comma-separated connection counts, one run each")
@@ -103,7 +105,7 @@ func fatalf(format string, a ...any) {
 
 // run is one measurement: n connections against a fresh server.
 func run(o options, n int) (res *runResult, err error) {
-	base, pid := o.url, o.pid
+	base, pid, token := o.url, o.pid, o.token
 	if o.bin != "" {
 		home, err := os.MkdirTemp(o.home, "home-")
 		if err != nil {
@@ -123,7 +125,7 @@ func run(o options, n int) (res *runResult, err error) {
 				res.stderrLines, res.stderrHead = lines, head
 			}
 		}()
-		base, pid = srv.URL, srv.Pid()
+		base, pid, token = srv.URL, srv.Pid(), srv.token
 	}
 	r := &runResult{conns: n, errs: map[string]int{}, others: map[string]int{}}
 	time.Sleep(o.settle)
@@ -137,6 +139,7 @@ func run(o options, n int) (res *runResult, err error) {
 	ready.Add(n)
 	co := clientOpts{
 		url:      "ws" + strings.TrimPrefix(strings.TrimRight(base, "/"), "http") + "/ws",
+		token:    token,
 		cwd:      o.cwd,
 		chunks:   o.chunks,
 		setupSem: make(chan struct{}, o.dialPar),

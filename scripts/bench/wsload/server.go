@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +36,7 @@ func listenURL(line string) (string, bool) {
 type server struct {
 	cmd     *exec.Cmd
 	URL     string        // http://127.0.0.1:PORT
+	token   string        // the token it requires
 	done    chan struct{} // closed when the process has exited
 	scanned chan struct{} // closed when its stderr has been read to the end
 
@@ -46,14 +49,18 @@ type server struct {
 const maxTail = 8
 
 // startServer runs `bin --config cfg serve --host 127.0.0.1 --port 0` with
-// OPENHEIM_HOME=home and waits (up to wait) for its listening line.
+// OPENHEIM_HOME=home and a fresh token, and waits (up to wait) for its
+// listening line.
 func startServer(bin, cfg, home string, wait time.Duration, verbose bool) (*server, error) {
+	b := make([]byte, 32)
+	rand.Read(b)
+	token := hex.EncodeToString(b)
 	args := []string{"serve", "--host", "127.0.0.1", "--port", "0"}
 	if cfg != "" {
 		args = append([]string{"--config", cfg}, args...)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "OPENHEIM_HOME="+home)
+	cmd.Env = append(os.Environ(), "OPENHEIM_HOME="+home, "OPENHEIM_TOKEN="+token)
 	// Its own process group, so stopping it also stops anything it started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Our own pipe rather than StderrPipe: Wait closes that one as soon as
@@ -69,7 +76,7 @@ func startServer(bin, cfg, home string, wait time.Duration, verbose bool) (*serv
 		stderr.Close()
 		return nil, err
 	}
-	s := &server{cmd: cmd, done: make(chan struct{}), scanned: make(chan struct{})}
+	s := &server{cmd: cmd, token: token, done: make(chan struct{}), scanned: make(chan struct{})}
 	found := make(chan string, 1)
 	go func() { s.scan(stderr, found, verbose); stderr.Close(); close(s.scanned) }()
 	go func() { _ = cmd.Wait(); close(s.done) }()

@@ -13,6 +13,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// fakeToken is the token fakeServe requires, as `openheim serve` does.
+const fakeToken = "wsload-test-token"
+
 // fakeServe speaks just enough of `openheim serve`'s /ws for the driver:
 // the greeting, initialize, session/new, and a prompt answered by `chunks`
 // stamped deltas, the last two merged into one frame as a server catching
@@ -22,6 +25,10 @@ func fakeServe(chunks int) *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/ws" {
 			http.NotFound(w, r)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+fakeToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 		ws, err := up.Upgrade(w, r, nil)
@@ -66,7 +73,7 @@ func TestRunAgainstFakeServer(t *testing.T) {
 	const chunks, n = 50, 20
 	ts := fakeServe(chunks)
 	defer ts.Close()
-	o := options{url: ts.URL, pid: os.Getpid(), cwd: t.TempDir(), chunks: chunks, dialPar: 4,
+	o := options{url: ts.URL, token: fakeToken, pid: os.Getpid(), cwd: t.TempDir(), chunks: chunks, dialPar: 4,
 		timeout: 10 * time.Second, settle: time.Millisecond}
 	r, err := run(o, n)
 	if err != nil {

@@ -13,14 +13,22 @@ function setToken(t) {
   try { sessionStorage.setItem(KEY, t); } catch { /* storage disabled: lives for this call only */ }
 }
 
-/** Takes ?token= from the address (a link printed by the server), keeps it, and removes it from the URL. */
+/**
+ * Takes the token from the address the server printed
+ * (http://host:port/#token=...), keeps it for this tab, and removes it from
+ * the address bar and the history. The fragment never reaches a server, so
+ * the token lands in no access log; ?token= (older links) is taken too.
+ */
 export function adoptURLToken() {
   const url = new URL(location.href);
-  const t = url.searchParams.get('token');
+  const hash = new URLSearchParams(url.hash.replace(/^#/, ''));
+  const t = hash.get('token') ?? url.searchParams.get('token');
   if (t === null) return;
   if (t) setToken(t);
+  hash.delete('token');
   url.searchParams.delete('token');
-  history.replaceState(history.state, '', url.pathname + url.search + url.hash);
+  const rest = hash.toString();
+  history.replaceState(history.state, '', url.pathname + url.search + (rest ? `#${rest}` : ''));
 }
 
 let asking = null;
@@ -30,7 +38,7 @@ export function askToken(message) {
   const dlg = $('#token');
   const form = $('#token-form');
   const input = $('#token-input');
-  $('#token-message').textContent = message || 'This server needs an access token.';
+  $('#token-message').textContent = message || 'This server needs an access token: open the address openheim serve printed, or paste the token kept in ~/.openheim/serve_token.';
   input.value = '';
   asking = new Promise((resolve) => {
     const done = (e) => {
