@@ -31,7 +31,7 @@ lint:
 	$(GO) vet ./...
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime 60s ./runtime/tools/
+	$(GO) test -run '^$$' -fuzz FuzzConfine -fuzztime 60s ./runtime/confine/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./runtime/llm/sse/
 
 # Runs the README's quick start: a real turn offline against a replay cassette.

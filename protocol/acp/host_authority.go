@@ -25,6 +25,7 @@ import (
 
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/childproc"
+	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -55,31 +56,32 @@ func decodeHostParams(params json.RawMessage, v any) error {
 	return nil
 }
 
-// hostFS answers an external agent's fs/* requests, confined to the work
-// directory by the sandbox of openheim's own file tools (no path outside
-// root, symlinks resolved), so driving Claude Code or Codex grants nothing
-// the built-in agent could not do.
-type hostFS struct{ sb *tools.Sandbox }
+// hostFS answers an external agent's fs/* requests through the work
+// directory's root, the kernel-enforced confinement of openheim's own file
+// tools (nothing outside it, links followed inside only, special files
+// refused), so driving Claude Code or Codex grants nothing the built-in
+// agent could not do.
+type hostFS struct{ root *confine.Root }
 
 func newHostFS(root string) (*hostFS, error) {
-	sb, err := tools.NewSandbox(root)
+	r, err := confine.Open(root)
 	if err != nil {
 		return nil, err
 	}
-	return &hostFS{sb: sb}, nil
+	return &hostFS{root: r}, nil
 }
 
-// resolve maps the agent's path (ACP says absolute; a relative one is taken
-// from root, as the file tools do) to the real path it may touch.
-func (f *hostFS) resolve(p string) (string, error) {
+// check refuses a path the agent may not name (ACP says absolute; a
+// relative one is taken from root, as the file tools do) before anything
+// is looked at.
+func (f *hostFS) check(p string) error {
 	if p == "" {
-		return "", hostError(jsonrpc.InvalidParams, "path is required")
+		return hostError(jsonrpc.InvalidParams, "path is required")
 	}
-	abs, err := f.sb.Resolve(p)
-	if err != nil {
-		return "", hostError(jsonrpc.InvalidParams, "%v", err)
+	if _, err := f.root.Name(p); err != nil {
+		return hostError(jsonrpc.InvalidParams, "%v", err)
 	}
-	return abs, nil
+	return nil
 }
 
 // readTextFile serves fs/read_text_file: {sessionId, path, line?, limit?}
@@ -92,26 +94,27 @@ func (f *hostFS) readTextFile(_ context.Context, params json.RawMessage) (any, e
 	if (r.Line != nil && *r.Line < 0) || (r.Limit != nil && *r.Limit < 0) {
 		return nil, hostError(jsonrpc.InvalidParams, "line and limit must not be negative")
 	}
-	abs, err := f.resolve(r.Path)
-	if err != nil {
+	if err := f.check(r.Path); err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
+	// Open refuses a FIFO or device before it could block the read.
+	file, fi, err := f.root.Open(r.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return nil, hostError(jsonrpc.ResourceNotFound, "file not found: %s", r.Path)
-	case err == nil && !fi.Mode().IsRegular():
-		// A directory cannot be read as text; a FIFO or device could block
-		// the read forever or never end.
+	case errors.Is(err, confine.ErrOutside):
+		return nil, hostError(jsonrpc.InvalidParams, "%v", err)
+	case errors.Is(err, confine.ErrSpecial):
+		return nil, hostError(jsonrpc.InvalidParams, "%s is not a regular file", r.Path)
+	case err != nil:
+		return nil, hostError(jsonrpc.Internal, "cannot read %s: %v", r.Path, err)
+	}
+	defer file.Close()
+	if fi.IsDir() {
 		return nil, hostError(jsonrpc.InvalidParams, "%s is not a regular file", r.Path)
 	}
-	file, err := os.Open(abs)
-	var b []byte
-	if err == nil {
-		defer file.Close()
-		// Bounded whatever Stat said: the file may grow meanwhile.
-		b, err = io.ReadAll(io.LimitReader(file, hostMaxReadBytes+1))
-	}
+	// Bounded whatever the size said: the file may grow meanwhile.
+	b, err := io.ReadAll(io.LimitReader(file, hostMaxReadBytes+1))
 	if err != nil {
 		return nil, hostError(jsonrpc.Internal, "cannot read %s: %v", r.Path, err)
 	}
@@ -147,20 +150,26 @@ func (f *hostFS) writeTextFile(_ context.Context, params json.RawMessage) (any, 
 	if err := decodeHostParams(params, &r); err != nil {
 		return nil, err
 	}
-	abs, err := f.resolve(r.Path)
-	if err != nil {
+	if err := f.check(r.Path); err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(abs); err == nil && !fi.Mode().IsRegular() {
+	if fi, err := f.root.Stat(r.Path); err == nil && !fi.Mode().IsRegular() {
 		return nil, hostError(jsonrpc.InvalidParams, "%s is not a regular file", r.Path)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, hostError(jsonrpc.Internal, "cannot create parent directories of %s: %v", r.Path, err)
+	// Parents are created, the file replaced atomically, its mode kept.
+	err := f.root.WriteFile(r.Path, []byte(r.Content))
+	var pe *confine.ParentError
+	switch {
+	case err == nil:
+		return EmptyResponse{}, nil
+	case errors.Is(err, confine.ErrOutside):
+		return nil, hostError(jsonrpc.InvalidParams, "%v", err)
+	case errors.Is(err, confine.ErrSpecial), errors.Is(err, syscall.EISDIR):
+		return nil, hostError(jsonrpc.InvalidParams, "%s is not a regular file", r.Path)
+	case errors.As(err, &pe):
+		return nil, hostError(jsonrpc.Internal, "cannot create parent directories of %s: %v", r.Path, pe.Err)
 	}
-	if err := tools.WriteFileAtomic(abs, []byte(r.Content)); err != nil {
-		return nil, hostError(jsonrpc.Internal, "cannot write %s: %v", r.Path, err)
-	}
-	return EmptyResponse{}, nil
+	return nil, hostError(jsonrpc.Internal, "cannot write %s: %v", r.Path, err)
 }
 
 // terminals runs the commands external agents start with terminal/*: each

@@ -174,7 +174,7 @@ func TestActionReplies(t *testing.T) {
 		for _, id := range ids {
 			t.Run(tt.name+"/"+id.name, func(t *testing.T) {
 				c, r := newChannel(t)
-				root := c.sb.Root
+				root := c.root.Path()
 				if tt.setup != nil {
 					tt.setup(t, root)
 				}
@@ -223,7 +223,7 @@ func TestErrorEchoesID(t *testing.T) {
 
 func TestFailures(t *testing.T) {
 	c, r := newChannel(t)
-	root := c.sb.Root
+	root := c.root.Path()
 	c.maxRead = 10
 	writeFile(t, filepath.Join(root, "big"), "01234567890")
 	writeFile(t, filepath.Join(root, "ten"), "0123456789")

@@ -3,8 +3,10 @@
 // directory and watches it for changes.
 //
 // Every path a client sends is confined to the work directory by the same
-// checker the file tools use (tools.Sandbox), so the channel can reach
-// nothing the agent could not. Failures are reported as
+// kernel-enforced root the file tools use (confine.Root), so the channel
+// can reach nothing the agent could not, whatever another process does to
+// the tree meanwhile; watches are set on what was opened through the root.
+// Failures are reported as
 // {"type":"error","message":...}: undecodable requests as
 // "Invalid payload: ..." and failed operations as
 // "Tool execution error: ...", the wording of the Rust server.
@@ -16,7 +18,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/openheim/openheim/runtime/tools"
+	"github.com/openheim/openheim/runtime/confine"
 )
 
 // Limits. They are fields of Channel, set from these, so tests can lower
@@ -38,7 +40,7 @@ const (
 // Channel serves one WebSocket connection's fs requests. Handle is called
 // from one goroutine at a time, in the order requests arrived.
 type Channel struct {
-	sb   *tools.Sandbox
+	root *confine.Root
 	send func(msg any)
 
 	maxList, maxRead, maxWatch int
@@ -57,18 +59,20 @@ func New(root string, send func(msg any)) (*Channel, error) {
 	if send == nil {
 		return nil, errors.New("fschannel: nil send")
 	}
-	sb, err := tools.NewSandbox(root)
+	r, err := confine.Open(root)
 	if err != nil {
 		return nil, err
 	}
 	return &Channel{
-		sb:       sb,
+		root:     r,
 		send:     send,
 		maxList:  maxListEntries,
 		maxRead:  maxReadBytes,
 		maxWatch: maxWatchDirs,
 	}, nil
 }
+
+var errClosed = errors.New("the fs channel is closed")
 
 // Handle decodes one request (the envelope's data) and answers it through
 // send. ctx cancels long work such as a recursive list.
@@ -137,11 +141,18 @@ func (c *Channel) do(ctx context.Context, req request) (any, error) {
 // after the old watcher has stopped and before the new one starts, so no
 // event crosses it.
 func (c *Channel) startWatch(req request) (any, error) {
-	abs, err := c.sb.Resolve(req.Path)
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	// Events name what the path really is, links resolved.
+	name, err := c.root.Real(req.Path)
 	if err != nil {
 		return nil, err
 	}
-	w, err := newWatcher(abs, req.Path, c.maxWatch, c.send)
+	w, err := newWatcher(c.root, name, req.Path, c.maxWatch, c.send)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +161,7 @@ func (c *Channel) startWatch(req request) (any, error) {
 	defer c.mu.Unlock()
 	if c.closed {
 		w.close()
-		return nil, errors.New("the fs channel is closed")
+		return nil, errClosed
 	}
 	c.watch = w
 	c.send(Watching{Type: "watching", Path: req.Path, ID: req.ID})
@@ -170,11 +181,16 @@ func (c *Channel) stopWatch() {
 	}
 }
 
-// Close stops the watch. It is idempotent, and later watch requests fail.
+// Close stops the watch and releases the work directory. It is
+// idempotent; later requests fail.
 func (c *Channel) Close() error {
 	c.mu.Lock()
+	closed := c.closed
 	c.closed = true
 	c.mu.Unlock()
 	c.stopWatch()
+	if !closed {
+		c.root.Close()
+	}
 	return nil
 }

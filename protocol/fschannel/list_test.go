@@ -10,7 +10,7 @@ import (
 
 func TestList(t *testing.T) {
 	c, r := newChannel(t)
-	root := c.sb.Root
+	root := c.root.Path()
 	writeFile(t, filepath.Join(root, "b.txt"), "12345")
 	writeFile(t, filepath.Join(root, "a/inner.txt"), "x")
 	writeFile(t, filepath.Join(root, "c/d/deep.txt"), "yy")
@@ -68,7 +68,7 @@ func TestList(t *testing.T) {
 func TestListLimitAndCancel(t *testing.T) {
 	c, r := newChannel(t)
 	for _, n := range []string{"1", "2", "3/4", "3/5"} {
-		writeFile(t, filepath.Join(c.sb.Root, n), "")
+		writeFile(t, filepath.Join(c.root.Path(), n), "")
 	}
 	// 1, 2, 3, 3/4, 3/5: five entries recursively, three at the top.
 	count := func(recursive string) (int, string) {

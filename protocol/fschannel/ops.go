@@ -10,63 +10,50 @@ import (
 	"path/filepath"
 	"unicode/utf8"
 
-	"github.com/openheim/openheim/runtime/tools"
+	"github.com/openheim/openheim/runtime/confine"
 )
 
 // list returns the entries of directory p in name order. Recursive lists
-// walk depth first, each directory followed by its contents, and never
-// follow symlinks (a link is listed as itself). Both kinds fail rather
-// than truncate past c.maxList entries; see maxListEntries.
+// walk depth first, each directory followed by its contents, through
+// directory handles, and never follow symlinks (a link is listed as
+// itself). Both kinds fail rather than truncate past c.maxList entries;
+// see maxListEntries.
 func (c *Channel) list(ctx context.Context, p string, recursive bool) ([]FileEntry, error) {
-	abs, err := c.sb.Resolve(p)
+	// Entries are named after where p really is, links resolved.
+	name, err := c.root.Real(p)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
+	d, err := c.root.OpenDir(name)
 	if err != nil {
-		return nil, fmt.Errorf("cannot list '%s': %s", p, reason(err))
+		return nil, c.listErr(err, name, p)
 	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("cannot list '%s': not a directory", p)
-	}
+	defer d.Close()
 	tooMany := fmt.Errorf("cannot list '%s': more than %d entries; list a subdirectory or without recursive", p, c.maxList)
 	entries := []FileEntry{}
 	if !recursive {
-		des, err := os.ReadDir(abs)
+		des, err := d.Entries()
 		if err != nil {
 			return nil, fmt.Errorf("cannot list '%s': %s", p, reason(err))
 		}
 		if len(des) > c.maxList {
 			return nil, tooMany
 		}
-		for _, d := range des {
-			if info, err := d.Info(); err == nil { // gone meanwhile: skip
-				entries = append(entries, entryOf(filepath.Join(abs, d.Name()), info))
+		for _, de := range des {
+			if info, err := de.Info(); err == nil { // gone meanwhile: skip
+				entries = append(entries, entryOf(c.root.Abs(filepath.Join(name, de.Name())), info))
 			}
 		}
 		return entries, nil
 	}
-	err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+	err = d.Walk(func(n string, info fs.FileInfo) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
-		}
-		if err != nil {
-			if path == abs {
-				return err
-			}
-			return nil // an unreadable subdirectory is listed, its contents not
-		}
-		if path == abs {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil // gone meanwhile
 		}
 		if len(entries) == c.maxList {
 			return tooMany
 		}
-		entries = append(entries, entryOf(path, info))
+		entries = append(entries, entryOf(c.root.Abs(n), info))
 		return nil
 	})
 	switch {
@@ -78,6 +65,21 @@ func (c *Channel) list(ctx context.Context, p string, recursive bool) ([]FileEnt
 		return nil, fmt.Errorf("cannot list '%s': %s", p, reason(err))
 	}
 	return entries, nil
+}
+
+// listErr says why directory p (real name name) could not be opened.
+func (c *Channel) listErr(err error, name, p string) error {
+	if errors.Is(err, confine.ErrOutside) {
+		return named(err, p)
+	}
+	fi, serr := c.root.Stat(name)
+	switch {
+	case serr != nil:
+		return fmt.Errorf("cannot list '%s': %s", p, reason(serr))
+	case !fi.IsDir():
+		return fmt.Errorf("cannot list '%s': not a directory", p)
+	}
+	return fmt.Errorf("cannot list '%s': %s", p, reason(err))
 }
 
 func entryOf(path string, info fs.FileInfo) FileEntry {
@@ -92,19 +94,23 @@ func entryOf(path string, info fs.FileInfo) FileEntry {
 // read returns the content of text file p: a regular file of at most
 // c.maxRead bytes holding valid UTF-8.
 func (c *Channel) read(p string) (string, error) {
-	abs, err := c.sb.Resolve(p)
-	if err != nil {
+	// Open refuses a FIFO, a device or a socket before it could block.
+	f, fi, err := c.root.Open(p)
+	switch {
+	case errors.Is(err, confine.ErrOutside):
 		return "", err
-	}
-	// Checked before opening: opening a FIFO would block.
-	if err := c.checkReadable(abs, p); err != nil {
-		return "", err
-	}
-	f, err := os.Open(abs)
-	if err != nil {
+	case errors.Is(err, confine.ErrSpecial):
+		return "", fmt.Errorf("cannot read '%s': not a regular file", p)
+	case err != nil:
 		return "", fmt.Errorf("cannot read '%s': %s", p, reason(err))
 	}
 	defer f.Close()
+	switch {
+	case fi.IsDir():
+		return "", fmt.Errorf("cannot read '%s': it is a directory", p)
+	case fi.Size() > int64(c.maxRead):
+		return "", fmt.Errorf("'%s' is too large to read (%d bytes; the limit is %d bytes)", p, fi.Size(), c.maxRead)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, int64(c.maxRead)+1))
 	if err != nil {
 		return "", fmt.Errorf("cannot read '%s': %s", p, reason(err))
@@ -118,138 +124,108 @@ func (c *Channel) read(p string) (string, error) {
 	return string(data), nil
 }
 
-func (c *Channel) checkReadable(abs, p string) error {
-	fi, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return fmt.Errorf("cannot read '%s': %s", p, reason(err))
-	case fi.IsDir():
-		return fmt.Errorf("cannot read '%s': it is a directory", p)
-	case !fi.Mode().IsRegular():
-		return fmt.Errorf("cannot read '%s': not a regular file", p)
-	case fi.Size() > int64(c.maxRead):
-		return fmt.Errorf("'%s' is too large to read (%d bytes; the limit is %d bytes)", p, fi.Size(), c.maxRead)
-	}
-	return nil
-}
-
 // write replaces (or creates) file p with content, creating missing parent
 // directories. Writing through a symlink inside the work directory writes
 // its target and keeps the link.
 func (c *Channel) write(p, content string) error {
-	abs, err := c.sb.Resolve(p)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+	if fi, err := c.root.Stat(p); err == nil && fi.IsDir() {
 		return fmt.Errorf("cannot write '%s': it is a directory", p)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return fmt.Errorf("cannot create the parent directories of '%s': %s", p, reason(err))
+	err := c.root.WriteFile(p, []byte(content))
+	var pe *confine.ParentError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, confine.ErrOutside):
+		return err
+	case errors.As(err, &pe):
+		return fmt.Errorf("cannot create the parent directories of '%s': %s", p, reason(pe.Err))
 	}
-	if err := tools.WriteFileAtomic(abs, []byte(content)); err != nil {
-		return fmt.Errorf("cannot write '%s': %s", p, reason(err))
-	}
-	return nil
+	return fmt.Errorf("cannot write '%s': %s", p, reason(err))
 }
 
 // mkdir creates directory p and its missing parents, like mkdir -p.
 func (c *Channel) mkdir(p string) error {
-	abs, err := c.sb.Resolve(p)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	err := c.root.MkdirAll(p, 0o755)
+	if err != nil && !errors.Is(err, confine.ErrOutside) {
 		return fmt.Errorf("cannot create directory '%s': %s", p, reason(err))
 	}
-	return nil
+	return err
 }
 
 // remove deletes file p, or directory p and everything below it. A symlink
 // is deleted itself, never its target.
 func (c *Channel) remove(p string) error {
-	abs, err := c.entry(p)
-	if errors.Is(err, errRoot) {
-		return errors.New("refusing to delete the work directory itself")
-	}
+	name, err := c.root.Name(p)
 	if err != nil {
 		return err
 	}
-	fi, err := os.Lstat(abs)
-	if err != nil {
+	if name == "." {
+		return errors.New("refusing to delete the work directory itself")
+	}
+	fi, err := c.root.Lstat(p)
+	if err == nil {
+		if fi.IsDir() {
+			err = c.root.RemoveAll(p)
+		} else {
+			err = c.root.Remove(p)
+		}
+	}
+	if err != nil && !errors.Is(err, confine.ErrOutside) {
 		return fmt.Errorf("cannot delete '%s': %s", p, reason(err))
 	}
-	if fi.IsDir() {
-		err = os.RemoveAll(abs)
-	} else {
-		err = os.Remove(abs)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot delete '%s': %s", p, reason(err))
-	}
-	return nil
+	return err
 }
 
 // rename moves from to to, both confined. A symlink at either end is
-// renamed or replaced itself. The parent directory of to must exist: a
-// rename creating directories would be a surprise, and the client can
-// mkdir first. An existing file at to is replaced, as rename(2) does.
+// renamed or replaced itself, and stays confined where it lands: reading
+// through it is judged again at every use. The parent directory of to
+// must exist: a rename creating directories would be a surprise, and the
+// client can mkdir first. An existing file at to is replaced, as rename(2)
+// does.
 func (c *Channel) rename(from, to string) error {
-	src, err := c.entry(from)
-	if errors.Is(err, errRoot) {
+	fromName, err := c.root.Name(from)
+	if err != nil {
+		return err
+	}
+	if fromName == "." {
 		return errors.New("refusing to rename the work directory itself")
 	}
+	toName, err := c.root.Name(to)
 	if err != nil {
 		return err
 	}
-	dst, err := c.entry(to)
-	if errors.Is(err, errRoot) {
+	if toName == "." {
 		return errors.New("refusing to rename onto the work directory itself")
 	}
-	if err != nil {
-		return err
-	}
-	if _, err := os.Lstat(src); err != nil {
+	if _, err := c.root.Lstat(from); err != nil {
+		if errors.Is(err, confine.ErrOutside) {
+			return err
+		}
 		return fmt.Errorf("cannot rename '%s': %s", from, reason(err))
 	}
-	if fi, err := os.Stat(filepath.Dir(dst)); err != nil || !fi.IsDir() {
+	if fi, err := c.root.Stat(filepath.Dir(toName)); err != nil || !fi.IsDir() {
+		if errors.Is(err, confine.ErrOutside) {
+			return named(err, to)
+		}
 		return fmt.Errorf("cannot rename to '%s': its parent directory does not exist", to)
 	}
-	if err := os.Rename(src, dst); err != nil {
+	if err := c.root.Rename(from, to); err != nil {
+		if errors.Is(err, confine.ErrOutside) {
+			return err
+		}
 		return fmt.Errorf("cannot rename '%s' to '%s': %s", from, to, reason(err))
 	}
 	return nil
 }
 
-var errRoot = errors.New("the work directory itself")
-
-// entry maps p to the directory entry it names, for operations that act on
-// the entry rather than on what it points to (delete, rename): the parent
-// directory is resolved and confined by the sandbox, the last component is
-// kept as is. So a symlink inside the work directory is deleted or renamed
-// itself, even one pointing outside, and nothing outside is ever touched.
-// It returns errRoot when p is the work directory.
-func (c *Channel) entry(p string) (string, error) {
-	abs := p
-	if !filepath.IsAbs(p) {
-		abs = filepath.Join(c.sb.Root, p)
+// named makes a refusal name the client's path p.
+func named(err error, p string) error {
+	var oe *confine.OutsideError
+	if errors.As(err, &oe) {
+		oe.Path = p
 	}
-	abs = filepath.Clean(abs)
-	if dir, base := filepath.Split(abs); base != "" {
-		if parent, err := c.sb.Resolve(dir); err == nil {
-			return filepath.Join(parent, base), nil
-		}
-	}
-	// The parent is outside (or unresolvable): p is acceptable only as
-	// the root itself, which the callers refuse.
-	real, err := c.sb.Resolve(p)
-	if err != nil {
-		return "", err
-	}
-	if real == c.sb.Root {
-		return "", errRoot
-	}
-	return "", fmt.Errorf("path '%s' is outside the work directory '%s'", p, c.sb.Root)
+	return err
 }
 
 // reason strips the operation and path an os error repeats, which the

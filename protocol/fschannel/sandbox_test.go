@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// Every path is confined to the work directory with the tools' sandbox,
+// Every path is confined to the work directory through its root,
 // and refusals use its wording.
 func TestSandboxRefusals(t *testing.T) {
 	c, r := newChannel(t)
-	root := c.sb.Root
+	root := c.root.Path()
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "secret.txt"), "secret")
 	writeFile(t, filepath.Join(root, "mine.txt"), "mine")
@@ -86,11 +86,11 @@ func TestDeleteEscapingLinkRemovesOnlyTheLink(t *testing.T) {
 	c, r := newChannel(t)
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "secret.txt"), "secret")
-	os.Symlink(outside, filepath.Join(c.sb.Root, "escape"))
+	os.Symlink(outside, filepath.Join(c.root.Path(), "escape"))
 	if got := call(t, c, r, `{"action":"delete","path":"escape"}`); got["type"] != "delete_success" {
 		t.Fatalf("got %v", got)
 	}
-	if _, err := os.Lstat(filepath.Join(c.sb.Root, "escape")); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(c.root.Path(), "escape")); !os.IsNotExist(err) {
 		t.Errorf("link still there: %v", err)
 	}
 	if got := readFile(t, filepath.Join(outside, "secret.txt")); got != "secret" {

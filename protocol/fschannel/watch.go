@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/openheim/openheim/runtime/confine"
 )
 
 // coalesceWindow is how long an event is held so that identical ones
@@ -30,18 +31,20 @@ const (
 	kindRename       = "Rename(Any)"
 )
 
-// watcher watches one path, recursively when it is a directory: fsnotify
-// watches single directories, so every directory below is added, at start
-// and as it appears. Symlinks are never followed. After start, all fields
-// but stop and done belong to the run goroutine.
+// watcher watches one path, recursively when it is a directory: the
+// kernel watches single directories, so every directory below is added, at
+// start and as it appears. Symlinks are never followed, and every watch is
+// set on what was opened through the root (see notifier). After start,
+// all fields but stop and done belong to the run goroutine.
 type watcher struct {
-	fw    *fsnotify.Watcher
+	n     notifier
+	root  *confine.Root
 	send  func(msg any)
-	root  string // absolute, as resolved by the sandbox
+	name  string // the watched path's real name, relative to the root
 	shown string // the path as the client sent it
 	max   int
 
-	dirs   map[string]struct{} // directories added to fw
+	dirs   map[string]struct{} // names of the directories watched
 	warned bool                // the watch-limit error was sent (or queued)
 	notes  []any               // messages queued before start
 
@@ -52,27 +55,30 @@ type watcher struct {
 	stop, done chan struct{}
 }
 
-func newWatcher(abs, shown string, max int, send func(msg any)) (*watcher, error) {
-	fi, err := os.Stat(abs)
+func newWatcher(root *confine.Root, name, shown string, max int, send func(msg any)) (*watcher, error) {
+	fi, err := root.Stat(name)
+	if err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+		err = &confine.SpecialError{Path: shown, Mode: fi.Mode()}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot watch '%s': %s", shown, reason(err))
 	}
-	fw, err := fsnotify.NewWatcher()
+	n, err := newNotifier(root)
 	if err != nil {
 		return nil, fmt.Errorf("cannot watch '%s': %s", shown, reason(err))
 	}
 	w := &watcher{
-		fw: fw, send: send, root: abs, shown: shown, max: max,
+		n: n, root: root, send: send, name: name, shown: shown, max: max,
 		dirs: map[string]struct{}{},
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if fi.IsDir() {
-		err = w.addTree(abs)
+		err = w.addTree(name)
 	} else {
-		err = fw.Add(abs)
+		err = n.add(name)
 	}
 	if err != nil {
-		fw.Close()
+		n.close()
 		return nil, fmt.Errorf("cannot watch '%s': %s", shown, reason(err))
 	}
 	return w, nil
@@ -93,7 +99,7 @@ func (w *watcher) start() {
 // close stops the watch; once it returns nothing more is sent.
 func (w *watcher) close() {
 	close(w.stop)
-	w.fw.Close()
+	w.n.close()
 	if w.started {
 		<-w.done
 	}
@@ -106,12 +112,12 @@ func (w *watcher) run() {
 		select {
 		case <-w.stop:
 			return
-		case ev, ok := <-w.fw.Events:
+		case ev, ok := <-w.n.events():
 			if !ok {
 				return
 			}
 			w.handle(ev)
-		case err, ok := <-w.fw.Errors:
+		case err, ok := <-w.n.errors():
 			if !ok {
 				return
 			}
@@ -127,11 +133,16 @@ func (w *watcher) run() {
 	}
 }
 
+// handle reports one change. ev.Name is absolute, below the root's path;
+// what it names is looked at through the root.
 func (w *watcher) handle(ev fsnotify.Event) {
-	name := ev.Name
+	name := w.root.Rel(ev.Name)
+	if filepath.IsAbs(name) {
+		return // not below the root: nothing to report
+	}
 	if ev.Has(fsnotify.Create) {
 		kind := kindCreateAny
-		if fi, err := os.Lstat(name); err == nil {
+		if fi, err := w.root.Lstat(name); err == nil {
 			kind = kindCreateFile
 			if fi.IsDir() {
 				kind = kindCreateFolder
@@ -140,28 +151,28 @@ func (w *watcher) handle(ev fsnotify.Event) {
 				w.addTree(name)
 			}
 		}
-		w.emit(kind, name)
+		w.emit(kind, ev.Name)
 		if kind == kindCreateFolder {
 			w.announce(name)
 		}
 	}
 	if ev.Has(fsnotify.Write) {
-		w.emit(kindModifyFile, name)
+		w.emit(kindModifyFile, ev.Name)
 	}
 	if ev.Has(fsnotify.Chmod) {
-		w.emit(kindModifyMeta, name)
+		w.emit(kindModifyMeta, ev.Name)
 	}
 	if ev.Has(fsnotify.Rename) {
 		// A moved directory's own watch reports the move again
 		// (IN_MOVE_SELF, queued after its parent's events). Once forget
-		// has removed that watch fsnotify drops the echo; if it read the
-		// echo first, coalescing absorbs it as an identical event.
+		// has removed that watch the echo is dropped; if it was read
+		// first, coalescing absorbs it as an identical event.
 		w.forget(name)
-		w.emit(kindRename, name)
+		w.emit(kindRename, ev.Name)
 	}
 	if ev.Has(fsnotify.Remove) {
 		w.forget(name)
-		w.emit(kindRemove, name)
+		w.emit(kindRemove, ev.Name)
 	}
 }
 
@@ -192,19 +203,21 @@ const announceMax = 256
 // in it before its watch was added (mkdir -p a/b && write a/b/f) would
 // otherwise never be reported.
 func (w *watcher) announce(dir string) {
+	d, err := w.root.OpenDir(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
 	n := 0
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || path == dir {
-			return nil
-		}
+	d.Walk(func(name string, fi fs.FileInfo) error {
 		if n++; n > announceMax {
 			return fs.SkipAll
 		}
 		kind := kindCreateFile
-		if d.IsDir() {
+		if fi.IsDir() {
 			kind = kindCreateFolder
 		}
-		w.emit(kind, path)
+		w.emit(kind, w.root.Abs(name))
 		return nil
 	})
 }
@@ -213,36 +226,50 @@ func (w *watcher) announce(dir string) {
 // symlinks, up to w.max directories. Only a failure to add dir itself is
 // returned; a subdirectory that vanished or cannot be read is skipped.
 func (w *watcher) addTree(dir string) error {
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == dir && d == nil {
-				return err
-			}
+	switch err := w.addDir(dir); {
+	case err == fs.SkipAll:
+		return nil
+	case err != nil:
+		return err
+	}
+	d, err := w.root.OpenDir(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	return d.Walk(func(name string, fi fs.FileInfo) error {
+		if !fi.IsDir() {
 			return nil
 		}
-		if !d.IsDir() {
-			return nil
+		switch err := w.addDir(name); {
+		case err == fs.SkipAll:
+			return err
+		case err != nil:
+			return fs.SkipDir
 		}
-		if _, ok := w.dirs[path]; ok {
-			return nil
-		}
-		if len(w.dirs) >= w.max {
+		return nil
+	})
+}
+
+// addDir watches one directory unless it is already watched; fs.SkipAll
+// means the limit is reached.
+func (w *watcher) addDir(name string) error {
+	if _, ok := w.dirs[name]; ok {
+		return nil
+	}
+	if len(w.dirs) >= w.max {
+		w.limit()
+		return fs.SkipAll
+	}
+	if err := w.n.add(name); err != nil {
+		if errors.Is(err, syscall.ENOSPC) { // the system's inotify limit
 			w.limit()
 			return fs.SkipAll
 		}
-		if err := w.fw.Add(path); err != nil {
-			if errors.Is(err, syscall.ENOSPC) { // the system's inotify limit
-				w.limit()
-				return fs.SkipAll
-			}
-			if path == dir {
-				return err
-			}
-			return fs.SkipDir
-		}
-		w.dirs[path] = struct{}{}
-		return nil
-	})
+		return err
+	}
+	w.dirs[name] = struct{}{}
+	return nil
 }
 
 // limit reports, once per watch, that not every directory is watched.
@@ -262,17 +289,17 @@ func (w *watcher) limit() {
 	}
 }
 
-// forget drops the watches of path and the directories below it, after
-// it was removed or renamed away. It reports whether path was watched.
-func (w *watcher) forget(path string) bool {
-	if _, ok := w.dirs[path]; !ok {
+// forget drops the watches of name and the directories below it, after
+// it was removed or renamed away. It reports whether name was watched.
+func (w *watcher) forget(name string) bool {
+	if _, ok := w.dirs[name]; !ok {
 		return false
 	}
-	prefix := path + string(filepath.Separator)
+	prefix := name + string(filepath.Separator)
 	for d := range w.dirs {
-		if d == path || strings.HasPrefix(d, prefix) {
+		if d == name || strings.HasPrefix(d, prefix) {
 			delete(w.dirs, d)
-			w.fw.Remove(d) // already gone with a removed directory: ignored
+			w.n.remove(d) // already gone with a removed directory: ignored
 		}
 	}
 	return true

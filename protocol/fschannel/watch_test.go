@@ -49,7 +49,7 @@ func watch(t *testing.T, c *Channel, r *recorder, path string) {
 
 func TestWatchEvents(t *testing.T) {
 	c, r := newChannel(t)
-	root := c.sb.Root
+	root := c.root.Path()
 	os.Mkdir(filepath.Join(root, "old"), 0o755) // present before the watch
 	watch(t, c, r, "")
 	at := func(rel string) string { return filepath.Join(root, rel) }
@@ -96,7 +96,7 @@ func TestWatchEvents(t *testing.T) {
 func TestUnwatchStopsEvents(t *testing.T) {
 	base := runtime.NumGoroutine()
 	c, r := newChannel(t)
-	root := c.sb.Root
+	root := c.root.Path()
 	watch(t, c, r, ".")
 	os.WriteFile(filepath.Join(root, "seen"), nil, 0o644)
 	waitEvent(t, r, kindCreateFile, filepath.Join(root, "seen"))
@@ -117,7 +117,7 @@ func TestUnwatchStopsEvents(t *testing.T) {
 
 func TestSecondWatchReplacesFirst(t *testing.T) {
 	c, r := newChannel(t)
-	root := c.sb.Root
+	root := c.root.Path()
 	os.Mkdir(filepath.Join(root, "one"), 0o755)
 	os.Mkdir(filepath.Join(root, "two"), 0o755)
 	watch(t, c, r, "one")
@@ -143,7 +143,7 @@ func TestSecondWatchReplacesFirst(t *testing.T) {
 
 func TestWatchLimit(t *testing.T) {
 	c, r := newChannel(t)
-	root := c.sb.Root
+	root := c.root.Path()
 	for _, d := range []string{"a", "b", "c"} {
 		os.Mkdir(filepath.Join(root, d), 0o755)
 	}
@@ -183,7 +183,7 @@ func call2(t *testing.T, c *Channel, r *recorder, raw string) []map[string]any {
 
 func TestWatchFile(t *testing.T) {
 	c, r := newChannel(t)
-	p := filepath.Join(c.sb.Root, "f.txt")
+	p := filepath.Join(c.root.Path(), "f.txt")
 	writeFile(t, p, "a")
 	watch(t, c, r, "f.txt")
 	os.WriteFile(p, []byte("b"), 0o644)
@@ -210,7 +210,7 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 	if got["message"] != "Tool execution error: the fs channel is closed" {
 		t.Errorf("watch after Close: %v", got)
 	}
-	os.WriteFile(filepath.Join(c.sb.Root, "x"), nil, 0o644)
+	os.WriteFile(filepath.Join(c.root.Path(), "x"), nil, 0o644)
 	eventually(t, "the watcher goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
 	if msgs := r.all(); len(msgs) != 0 {
 		t.Errorf("messages after Close: %v", msgs)
@@ -230,7 +230,7 @@ func TestNewErrors(t *testing.T) {
 // is still reported down to the file.
 func TestWatchReportsTreeCreatedAtOnce(t *testing.T) {
 	c, r := newChannel(t)
-	root := c.sb.Root
+	root := c.root.Path()
 	watch(t, c, r, "")
 	deep := filepath.Join(root, "a", "b", "c")
 	if err := os.MkdirAll(deep, 0o755); err != nil {

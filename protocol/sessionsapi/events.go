@@ -50,6 +50,10 @@ func (a *API) handlePostEvent(w http.ResponseWriter, r *http.Request) {
 			writeError(w, badRequest("message: %v", err))
 			return
 		}
+		if err := a.sessionWorkspaceOK(id); err != nil {
+			writeError(w, err)
+			return
+		}
 		var qid string
 		err = a.sessions.withTracker(id, func(tr *tracker) (err error) {
 			qid, err = tr.post(m.Content)

@@ -22,7 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/openheim/openheim/runtime/tools"
+	"github.com/openheim/openheim/runtime/confine"
 )
 
 // File is seed 003's session file resource.
@@ -45,9 +45,10 @@ type FileMeta struct {
 
 // fileStore keeps each session's files as dir/<session uuid>/<id>.bin with
 // the File beside it as <id>.json. The .json is written last, so a file is
-// listed only once its content is complete.
+// listed only once its content is complete. Every operation goes through a
+// root on dir, so no name built from a request can reach anything else.
 type fileStore struct {
-	dir      string
+	root     *confine.Root
 	maxBytes int64
 	now      func() time.Time
 	mu       sync.Mutex // orders commits, removals and listings; uploads stream outside it
@@ -56,7 +57,7 @@ type fileStore struct {
 const (
 	fileIDPrefix = "file_"
 	fileIDHex    = 24
-	// A leading dot marks a temporary (tools.WriteFileAtomic's too), which
+	// A leading dot marks a temporary (confine.Root.WriteFile's too), which
 	// newFileStore sweeps: one left by a crash is unreachable.
 	fileTempPrefix = ".upload-"
 	maxFileName    = 255
@@ -69,13 +70,32 @@ func newFileStore(dir string, maxBytes int64, now func() time.Time) (*fileStore,
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	left, _ := filepath.Glob(filepath.Join(dir, "*", ".*"))
-	for _, p := range left {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			os.Remove(p)
-		}
+	root, err := confine.Open(dir)
+	if err != nil {
+		return nil, err
 	}
-	return &fileStore{dir: dir, maxBytes: maxBytes, now: now}, nil
+	s := &fileStore{root: root, maxBytes: maxBytes, now: now}
+	s.sweep()
+	return s, nil
+}
+
+// sweep removes the temporaries a crash left in the session directories.
+func (s *fileStore) sweep() {
+	d, err := s.root.OpenDir(".")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	d.Walk(func(name string, fi fs.FileInfo) error {
+		dir, base := filepath.Split(name)
+		switch {
+		case dir == "" && fi.IsDir():
+			return nil // a session directory: look inside
+		case dir != "" && strings.HasPrefix(base, ".") && fi.Mode().IsRegular():
+			s.root.Remove(name)
+		}
+		return fs.SkipDir
+	})
 }
 
 // isFileID reports whether id has the exact shape the store issues, so that
@@ -99,15 +119,16 @@ func newFileID() string {
 	return fileIDPrefix + hex.EncodeToString(b)
 }
 
-// sessionDir is the directory of a session's files. The uuid must
-// round-trip through uuid.Parse in canonical form: it becomes a path
-// component, and "../x" or an alternative spelling must not.
+// sessionDir is the name of the directory of a session's files, relative
+// to the store's root. The uuid must round-trip through uuid.Parse in
+// canonical form: it becomes a path component, and "../x" or an
+// alternative spelling must not.
 func (s *fileStore) sessionDir(sessionUUID string) (string, error) {
 	u, err := uuid.Parse(sessionUUID)
 	if err != nil || u.String() != sessionUUID {
 		return "", fmt.Errorf("sessionsapi: %q is not a canonical session uuid", sessionUUID)
 	}
-	return filepath.Join(s.dir, sessionUUID), nil
+	return sessionUUID, nil
 }
 
 // cleanFileName keeps the last element of a client's file name, whichever
@@ -172,14 +193,15 @@ func (s *fileStore) put(sessionUUID, convID, filename, contentType string, r io.
 	if err != nil {
 		return File{}, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := s.root.MkdirAll(dir, 0o700); err != nil {
 		return File{}, err
 	}
-	tmp, err := os.CreateTemp(dir, fileTempPrefix+"*")
+	tmpName := filepath.Join(dir, fileTempPrefix+rand.Text())
+	tmp, err := s.root.Create(tmpName)
 	if err != nil {
 		return File{}, err
 	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
+	defer s.root.Remove(tmpName) // a no-op once renamed
 	src := &uploadReader{r: r}
 	n, err := io.Copy(tmp, io.LimitReader(src, s.maxBytes+1))
 	if err == nil && n > s.maxBytes {
@@ -207,11 +229,11 @@ func (s *fileStore) put(sessionUUID, convID, filename, contentType string, r io.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bin := filepath.Join(dir, f.ID+".bin")
-	if err := os.Rename(tmp.Name(), bin); err != nil {
+	if err := s.root.Rename(tmpName, bin); err != nil {
 		return File{}, err
 	}
-	if err := tools.WriteFileAtomic(filepath.Join(dir, f.ID+".json"), meta); err != nil {
-		os.Remove(bin)
+	if err := s.root.WriteFile(filepath.Join(dir, f.ID+".json"), meta); err != nil {
+		s.root.Remove(bin)
 		return File{}, err
 	}
 	return f, nil
@@ -225,10 +247,15 @@ func (s *fileStore) list(sessionUUID string) ([]File, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ents, err := os.ReadDir(dir)
+	d, err := s.root.OpenDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []File{}, nil
 	} else if err != nil {
+		return nil, err
+	}
+	ents, err := d.Entries()
+	d.Close()
+	if err != nil {
 		return nil, err
 	}
 	files := []File{}
@@ -250,7 +277,7 @@ func (s *fileStore) list(sessionUUID string) ([]File, error) {
 }
 
 func (s *fileStore) readMeta(dir, id string) (File, error) {
-	data, err := os.ReadFile(filepath.Join(dir, id+".json"))
+	data, err := s.readAll(filepath.Join(dir, id+".json"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return File{}, notFound("file %q not found in this session", id)
 	} else if err != nil {
@@ -261,6 +288,16 @@ func (s *fileStore) readMeta(dir, id string) (File, error) {
 		return File{}, fmt.Errorf("sessionsapi: file %s: %w", id, err)
 	}
 	return f, nil
+}
+
+// readAll reads the store's file name.
+func (s *fileStore) readAll(name string) ([]byte, error) {
+	f, _, err := s.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // lookup resolves a session's file; an id the store could not have issued
@@ -290,7 +327,11 @@ func (s *fileStore) open(sessionUUID, id string) (File, *os.File, error) {
 	if err != nil {
 		return File{}, nil, err
 	}
-	c, err := os.Open(filepath.Join(dir, id+".bin"))
+	c, fi, err := s.root.Open(filepath.Join(dir, id+".bin"))
+	if err == nil && fi.IsDir() {
+		c.Close()
+		err = fmt.Errorf("sessionsapi: file %s: content is a directory", id)
+	}
 	if err != nil {
 		return File{}, nil, err
 	}
@@ -328,10 +369,10 @@ func (s *fileStore) remove(sessionUUID, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(dir, id+".json")); err != nil {
+	if err := s.root.Remove(filepath.Join(dir, id+".json")); err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(dir, id+".bin")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.root.Remove(filepath.Join(dir, id+".bin")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -346,7 +387,7 @@ func (s *fileStore) removeAll(sessionUUID string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return os.RemoveAll(dir)
+	return s.root.RemoveAll(dir)
 }
 
 func (a *API) fileRoutes() []route {

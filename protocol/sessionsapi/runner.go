@@ -156,6 +156,9 @@ func (a *API) request(t *tracker) (engine.Request, error) {
 	if err != nil {
 		return engine.Request{}, err
 	}
+	if err := a.recheckWorkspace(deref(meta.Cwd)); err != nil {
+		return engine.Request{}, err
+	}
 	req := engine.Request{SessionID: t.id, Identity: ag.Instructions, AllowedTools: ag.Tools,
 		MaxIterations: ag.MaxIterations, WorkDir: deref(meta.Cwd), Asker: t, Inbox: t.takeInbox}
 	if req.Provider, req.Model, err = a.modelFor(s, ag); err != nil {

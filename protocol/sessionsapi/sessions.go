@@ -2,13 +2,14 @@ package sessionsapi
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"maps"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -311,29 +312,70 @@ func (a *API) deleteSession(conv string) error {
 	return nil
 }
 
-// workspace resolves a requested workspace inside work_dir.
+// workspace resolves a requested workspace inside work_dir, through the
+// work directory's root: the answer is the real path of a directory that
+// was inside when looked at, links resolved inside only.
 func (a *API) workspace(dir *string) (string, error) {
 	root := a.opts.Engine.Config.WorkDir
 	if dir == nil || *dir == "" {
 		return root, nil
 	}
-	p := *dir
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
-	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(p))
-	if err != nil {
-		return "", badRequest("workspace %q: %v", *dir, err)
-	}
-	rootReal, err := filepath.EvalSymlinks(root)
+	r, err := confine.Open(root)
 	if err != nil {
 		return "", err
 	}
-	if rel, err := filepath.Rel(rootReal, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	defer r.Close()
+	name, err := r.Real(*dir)
+	if errors.Is(err, confine.ErrOutside) {
 		return "", badRequest("workspace %q is outside the work directory %s", *dir, root)
 	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+	if err != nil {
+		return "", badRequest("workspace %q: %v", *dir, err)
+	}
+	fi, err := r.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", badRequest("workspace %q: no such directory", *dir)
+	}
+	if err != nil || !fi.IsDir() {
 		return "", badRequest("workspace %q is not a directory", *dir)
 	}
-	return real, nil
+	return r.Abs(name), nil
+}
+
+// recheckWorkspace refuses a turn in a workspace below work_dir that no
+// longer is the directory it was: one replaced by a link since (a rename
+// over the fs channel can do that) would otherwise root the turn's tools
+// wherever the link points. A cwd outside work_dir (a session begun by
+// the CLI elsewhere) is left as it is.
+func (a *API) recheckWorkspace(cwd string) error {
+	root := a.opts.Engine.Config.WorkDir
+	if cwd == "" || cwd == root {
+		return nil
+	}
+	r, err := confine.Open(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	name, err := r.Name(cwd)
+	if errors.Is(err, confine.ErrOutside) {
+		return nil
+	}
+	if real, rerr := r.Real(cwd); err != nil || rerr != nil || real != name {
+		return badRequest("workspace %s is no longer a directory of the work directory", cwd)
+	}
+	if fi, err := r.Lstat(name); err != nil || !fi.IsDir() {
+		return badRequest("workspace %s is no longer a directory of the work directory", cwd)
+	}
+	return nil
+}
+
+// sessionWorkspaceOK says to the client, before its message is queued,
+// what the turn would be refused for (see recheckWorkspace).
+func (a *API) sessionWorkspaceOK(id string) error {
+	meta, err := a.opts.Store.LoadMeta(id)
+	if err != nil {
+		return err
+	}
+	return a.recheckWorkspace(deref(meta.Cwd))
 }

@@ -1,9 +1,11 @@
 // Package mcpserver serves openheim's built-in tools as an MCP server, over
 // stdio or Streamable HTTP, on modelcontextprotocol/go-sdk.
 //
-// The caller builds the tool registry (work dir sandbox, shell only when
-// allowed) and decides permissions; this package only translates between
-// MCP and the tools.Tool interface.
+// The caller builds the tool registry (tools.Builtins: every path confined
+// to the work directory through a kernel-enforced confine.Root, the shell
+// only when allowed) and decides permissions; this package only translates
+// between MCP and the tools.Tool interface, so a client of `mcp serve`
+// meets exactly the boundary the built-in agent does.
 package mcpserver
 
 import (

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openheim/openheim/runtime/confine"
 )
 
 func run(t *testing.T, tool Tool, args string) Result {
@@ -177,14 +179,15 @@ func TestBadArguments(t *testing.T) {
 func TestEmptyArgumentsMeanNoArguments(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{"x.txt": ""})
-	wantOK(t, run(t, &ListDir{Sandbox: mustSandbox(t, root)}, "  "), "x.txt")
+	wantOK(t, run(t, &ListDir{Root: mustRoot(t, root)}, "  "), "x.txt")
 }
 
-func mustSandbox(t *testing.T, dir string) *Sandbox {
+func mustRoot(t *testing.T, dir string) *confine.Root {
 	t.Helper()
-	sb, err := NewSandbox(dir)
+	r, err := confine.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sb
+	t.Cleanup(func() { r.Close() })
+	return r
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/runtime/childproc"
+	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/llm"
 )
 
@@ -26,7 +27,9 @@ const (
 
 // ExecuteCommand runs a shell command in the work directory.
 type ExecuteCommand struct {
-	Sandbox *Sandbox
+	// Root is the work directory the command starts in. A shell is not
+	// confined by it: that is why the tool is off unless allowed.
+	Root *confine.Root
 	// Timeout kills the command's whole process group; zero means
 	// DefaultCommandTimeout.
 	Timeout time.Duration
@@ -62,7 +65,7 @@ func (t *ExecuteCommand) Run(ctx context.Context, raw json.RawMessage) Result {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, "sh", "-c", command)
-	cmd.Dir = t.Sandbox.Root
+	cmd.Dir = t.Root.Path()
 	// Stdin stays nil, which exec wires to /dev/null: a command waiting
 	// for input would otherwise sit until the timeout.
 	var stdout, stderr capWriter

@@ -19,7 +19,7 @@ func shellTool(t *testing.T) *ExecuteCommand {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	return &ExecuteCommand{Sandbox: mustSandbox(t, t.TempDir())}
+	return &ExecuteCommand{Root: mustRoot(t, t.TempDir())}
 }
 
 func cmdArgs(command string) string {
@@ -39,7 +39,7 @@ func TestExecuteCommandOutput(t *testing.T) {
 		{"stderr only, success", "printf warn >&2", "[stderr]\nwarn", false},
 		{"exit code only", "false", "[exit code 1]", true},
 		{"stdout without newline", "printf abc; exit 2", "abc\n[exit code 2]", true},
-		{"runs in work dir", "pwd", tool.Sandbox.Root + "\n", false},
+		{"runs in work dir", "pwd", tool.Root.Path() + "\n", false},
 		{"stdin is /dev/null", "cat; echo done", "done\n", false},
 	}
 	for _, tc := range tests {
@@ -98,7 +98,7 @@ func TestExecuteCommandTimeoutKillsProcessGroup(t *testing.T) {
 		t.Fatalf("took %v after a 300ms timeout", d)
 	}
 	wantErr(t, r, "[command timed out after 300ms and was killed]")
-	data, err := os.ReadFile(tool.Sandbox.Root + "/bg.pid")
+	data, err := os.ReadFile(tool.Root.Path() + "/bg.pid")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,101 +1,123 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"strings"
+
+	"github.com/openheim/openheim/runtime/confine"
 )
 
 // FS is where read_file, write_file and edit_file get and put file
-// contents. An ACP editor can serve it (fs/read_text_file,
-// fs/write_text_file) so the agent sees unsaved buffers and the editor sees
-// the agent's edits.
+// contents when the local disk is not the last word: an ACP editor serves
+// it (fs/read_text_file, fs/write_text_file) so the agent sees unsaved
+// buffers and the editor sees the agent's edits.
 //
-// path is always absolute and has already been resolved and checked by the
-// Sandbox: symlink escapes, directories and other non-files are refused on
-// the local disk before an FS is asked, so an implementation never sees a
-// path outside the work directory. list_dir and search always read the
-// local disk.
+// path is always absolute: the work directory's path joined with the real
+// name of the file, which was checked through the confinement root (links
+// resolved inside it, anything outside refused, directories and special
+// files refused on the local disk) before the FS is asked. An
+// implementation never sees a path outside the work directory. Without an
+// FS the tools read and write the disk through the root itself; list_dir
+// and search always do.
 type FS interface {
 	ReadTextFile(ctx context.Context, path string) (string, error)
 	WriteTextFile(ctx context.Context, path, content string) error
 }
 
-// DiskFS is the local file system, the FS used when none is given.
-// WriteTextFile creates missing parent directories and replaces the file
-// atomically, keeping an existing file's permission bits.
-type DiskFS struct{}
-
-// ReadTextFile returns the whole content of path.
-func (DiskFS) ReadTextFile(_ context.Context, path string) (string, error) {
-	b, err := os.ReadFile(path)
+// checkFile explains, in terms the model can act on, why p is not a
+// readable file, and returns its real name otherwise. It looks at the
+// local disk whatever FS serves the content: the work directory is shared
+// with the editor, and a FIFO or device must never be handed to anyone.
+func checkFile(root *confine.Root, p string) (string, error) {
+	name, err := root.Real(p)
 	if err != nil {
 		return "", err
 	}
-	return string(b), nil
-}
-
-// WriteTextFile creates or replaces path with content.
-func (DiskFS) WriteTextFile(_ context.Context, path, content string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return &parentDirError{err}
+	fi, err := root.Stat(name)
+	if err := fileErr(fi, err, p); err != nil {
+		return "", err
 	}
-	return WriteFileAtomic(path, []byte(content))
+	return name, nil
 }
 
-// openText lets read_file stream a local file instead of loading it whole,
-// so a multi-gigabyte log is paged in bounded memory as before.
-func (DiskFS) openText(_ context.Context, path string) (io.ReadCloser, error) {
-	return os.Open(path)
-}
-
-// textOpener is implemented by file systems that can stream content.
-type textOpener interface {
-	openText(ctx context.Context, path string) (io.ReadCloser, error)
-}
-
-// parentDirError marks a failure to create the parent directories, which
-// write_file reports in its own words.
-type parentDirError struct{ err error }
-
-func (e *parentDirError) Error() string { return "cannot create parent directories: " + e.err.Error() }
-func (e *parentDirError) Unwrap() error { return e.err }
-
-func orDisk(f FS) FS {
-	if f == nil {
-		return DiskFS{}
+// fileErr words a failed Stat or Open of the file p, or a directory where
+// a file was wanted.
+func fileErr(fi fs.FileInfo, err error, p string) error {
+	var se *confine.SpecialError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("file not found: " + p)
+	case errors.As(err, &se):
+		se.Path = p
+		return se
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return errors.New("'" + p + "' is a directory, not a file; use list_dir to see its contents")
+	case !fi.Mode().IsRegular():
+		return &confine.SpecialError{Path: p, Mode: fi.Mode()}
 	}
-	return f
+	return nil
 }
 
-// openContent opens the checked path abs (p as the model gave it) through
-// fsys. The error is the message for the model: a local open error as it
-// always was, a client error as "cannot read <p>: <err>".
-func openContent(ctx context.Context, fsys FS, abs, p string) (io.ReadCloser, error) {
-	if o, ok := fsys.(textOpener); ok {
-		return o.openText(ctx, abs)
+// openContent opens the content of p through the root, or asks fsys for
+// it; name is p's real name when the caller has checked it already, or "".
+// The error is the message for the model: a local failure worded by
+// fileErr, a client error as "cannot read <p>: <err>".
+func openContent(ctx context.Context, root *confine.Root, fsys FS, p, name string) (io.ReadCloser, error) {
+	at := cmp.Or(name, p)
+	if fsys == nil {
+		f, fi, err := root.Open(at)
+		if err == nil && fi.IsDir() {
+			f.Close()
+		}
+		if err := fileErr(fi, err, p); err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
-	text, err := fsys.ReadTextFile(ctx, abs)
+	if name == "" {
+		var err error
+		if name, err = checkFile(root, p); err != nil {
+			return nil, err
+		}
+	}
+	text, err := fsys.ReadTextFile(ctx, root.Abs(name))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", p, err)
 	}
 	return io.NopCloser(strings.NewReader(text)), nil
 }
 
-// writeContent writes content to the checked path abs through fsys and
-// returns the failure message for the model, or nil.
-func writeContent(ctx context.Context, fsys FS, abs, p, content string) *Result {
-	err := fsys.WriteTextFile(ctx, abs, content)
+// writeContent writes content to the real name name (p as the model gave
+// it) through the root or fsys, and returns the failure message for the
+// model, or nil. The disk write creates missing parent directories and
+// replaces the file atomically, keeping an existing file's permission
+// bits.
+func writeContent(ctx context.Context, root *confine.Root, fsys FS, name, p, content string) *Result {
+	var err error
+	if fsys == nil {
+		err = root.WriteFile(name, []byte(content))
+	} else {
+		err = fsys.WriteTextFile(ctx, root.Abs(name), content)
+	}
 	if err == nil {
 		return nil
 	}
-	var pd *parentDirError
-	if errors.As(err, &pd) {
-		r := Errorf("cannot create parent directories of %s: %v", p, pd.err)
+	var pe *confine.ParentError
+	if errors.As(err, &pe) {
+		r := Errorf("cannot create parent directories of %s: %v", p, pe.Err)
+		return &r
+	}
+	var oe *confine.OutsideError
+	if errors.As(err, &oe) { // the tree changed since the check
+		oe.Path = p
+		r := Errorf("%v", err)
 		return &r
 	}
 	r := Errorf("cannot write %s: %v", p, err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/openheim/openheim/runtime/confine"
 )
 
 // fakeFS stands in for an editor's buffers: it serves its own contents and
@@ -69,12 +71,12 @@ func (f *fakeFS) take() []string {
 
 // checkCalls fails unless every recorded path is absolute, clean and inside
 // the sandbox, and the calls are exactly want.
-func checkCalls(t *testing.T, sb *Sandbox, f *fakeFS, want ...string) {
+func checkCalls(t *testing.T, sb *confine.Root, f *fakeFS, want ...string) {
 	t.Helper()
 	got := f.take()
 	for _, c := range got {
 		_, p, _ := strings.Cut(c, " ")
-		if !filepath.IsAbs(p) || filepath.Clean(p) != p || !sb.contains(p) {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || !strings.HasPrefix(p, sb.Path()+"/") {
 			t.Errorf("FS saw unchecked path %q", p)
 		}
 	}
@@ -84,15 +86,15 @@ func checkCalls(t *testing.T, sb *Sandbox, f *fakeFS, want ...string) {
 }
 
 func TestFSReadFile(t *testing.T) {
-	sb, _ := sandboxTree(t)
+	sb, _ := rootTree(t)
 	// The disk holds the saved files; the editor has unsaved changes.
-	writeFiles(t, sb.Root, map[string]string{
+	writeFiles(t, sb.Path(), map[string]string{
 		"five.txt":   "saved\n",
 		"bin.txt":    "saved\n",
 		"a/only.txt": "saved\n",
 		"late.txt":   "saved\n",
 	})
-	abs := func(rel string) string { return filepath.Join(sb.Root, filepath.FromSlash(rel)) }
+	abs := func(rel string) string { return filepath.Join(sb.Path(), filepath.FromSlash(rel)) }
 	late := strings.Repeat("a", sniffLen) + "\n\x00\n"
 	fake := newFakeFS(map[string]string{
 		abs("five.txt"):   "one\ntwo\nthree\nfour\nfive\n",
@@ -100,7 +102,7 @@ func TestFSReadFile(t *testing.T) {
 		abs("a/only.txt"): "unsaved\n",
 		abs("late.txt"):   late,
 	})
-	tool := &ReadFile{Sandbox: sb, FS: fake}
+	tool := &ReadFile{Root: sb, FS: fake}
 	read := func(p string, offset, limit int) Result { return run(t, tool, readArgs(t, p, offset, limit)) }
 
 	wantOK(t, read("five.txt", 0, 0), "one\ntwo\nthree\nfour\nfive\n")
@@ -135,13 +137,13 @@ func TestFSReadFile(t *testing.T) {
 }
 
 func TestFSWriteFile(t *testing.T) {
-	sb, tmp := sandboxTree(t)
+	sb, tmp := rootTree(t)
 	fake := newFakeFS(nil)
-	tool := &WriteFile{Sandbox: sb, FS: fake}
+	tool := &WriteFile{Root: sb, FS: fake}
 	write := func(p, content string) Result {
 		return run(t, tool, argsJSON(t, map[string]any{"path": p, "content": content}))
 	}
-	abs := filepath.Join(sb.Root, "sub", "new.txt")
+	abs := filepath.Join(sb.Path(), "sub", "new.txt")
 
 	wantOK(t, write("sub/new.txt", "hello"), "Wrote 5 bytes to sub/new.txt")
 	checkCalls(t, sb, fake, "write "+abs)
@@ -149,17 +151,17 @@ func TestFSWriteFile(t *testing.T) {
 		t.Fatalf("FS got %q", fake.files[abs])
 	}
 	// The editor writes; the tool itself touches nothing on disk.
-	if _, err := os.Lstat(filepath.Join(sb.Root, "sub")); err == nil {
+	if _, err := os.Lstat(filepath.Join(sb.Path(), "sub")); err == nil {
 		t.Fatal("the tool wrote to the disk itself")
 	}
 	wantOK(t, write("dangling_in", "via link"), "Wrote 8 bytes to a/new.txt")
-	checkCalls(t, sb, fake, "write "+filepath.Join(sb.Root, "a", "new.txt"))
+	checkCalls(t, sb, fake, "write "+filepath.Join(sb.Path(), "a", "new.txt"))
 
 	wantErr(t, write("a", "x"), "'a' is a directory, not a file")
 	wantErr(t, write("in_link", "x"), "'in_link' is a directory, not a file")
 	wantErr(t, write("", "x"), "'' is the work directory, not a file")
 	for _, p := range []string{"../escape.txt", "out_link/new.txt", "dangling_out", "dangling_chain", "a/up/x.txt", "/tmp/x"} {
-		wantErr(t, write(p, "pwned"), "path '"+p+"' is outside the work directory '"+sb.Root+"'")
+		wantErr(t, write(p, "pwned"), "path '"+p+"' is outside the work directory '"+sb.Path()+"'")
 	}
 	checkCalls(t, sb, fake)
 	if _, err := os.Lstat(filepath.Join(tmp, "outside", "nope")); err == nil {
@@ -168,16 +170,16 @@ func TestFSWriteFile(t *testing.T) {
 }
 
 func TestFSEditFile(t *testing.T) {
-	sb, _ := sandboxTree(t)
+	sb, _ := rootTree(t)
 	const saved = "a := 1\nb := 1\nc := 2\n"
-	writeFiles(t, sb.Root, map[string]string{"code.go": saved, "bin.dat": "saved"})
-	path := filepath.Join(sb.Root, "code.go")
-	bin := filepath.Join(sb.Root, "bin.dat")
+	writeFiles(t, sb.Path(), map[string]string{"code.go": saved, "bin.dat": "saved"})
+	path := filepath.Join(sb.Path(), "code.go")
+	bin := filepath.Join(sb.Path(), "bin.dat")
 	fake := newFakeFS(map[string]string{
 		path: "a := 1\nb := 1\nc := 2\nd := 7\n", // unsaved line d
 		bin:  "x\x00y",
 	})
-	tool := &EditFile{Sandbox: sb, FS: fake}
+	tool := &EditFile{Root: sb, FS: fake}
 	edit := func(p, oldS, newS string, all bool) Result {
 		return run(t, tool, argsJSON(t, map[string]any{"path": p, "old_string": oldS, "new_string": newS, "replace_all": all}))
 	}
@@ -211,19 +213,19 @@ func TestFSEditFile(t *testing.T) {
 }
 
 func TestFSErrorsPassThrough(t *testing.T) {
-	sb, _ := sandboxTree(t)
-	writeFiles(t, sb.Root, map[string]string{"f.txt": "x\n"})
-	abs := filepath.Join(sb.Root, "f.txt")
+	sb, _ := rootTree(t)
+	writeFiles(t, sb.Path(), map[string]string{"f.txt": "x\n"})
+	abs := filepath.Join(sb.Path(), "f.txt")
 	fake := newFakeFS(map[string]string{abs: "x\n"})
 	fake.readErr = errors.New("buffer is closing")
 	ctx := context.WithValue(context.Background(), ctxKey{}, "turn-1")
 
-	r := (&ReadFile{Sandbox: sb, FS: fake}).Run(ctx, []byte(`{"path":"f.txt"}`))
+	r := (&ReadFile{Root: sb, FS: fake}).Run(ctx, []byte(`{"path":"f.txt"}`))
 	if !r.IsError || r.Content != "cannot read f.txt: buffer is closing" {
 		t.Fatalf("read_file: %+v", r)
 	}
 	edit := []byte(`{"path":"f.txt","old_string":"x","new_string":"y"}`)
-	r = (&EditFile{Sandbox: sb, FS: fake}).Run(ctx, edit)
+	r = (&EditFile{Root: sb, FS: fake}).Run(ctx, edit)
 	if !r.IsError || r.Content != "cannot read f.txt: buffer is closing" {
 		t.Fatalf("edit_file read: %+v", r)
 	}
@@ -231,11 +233,11 @@ func TestFSErrorsPassThrough(t *testing.T) {
 
 	fake.readErr = nil
 	fake.writeErr = errors.New("permission denied by the editor")
-	r = (&WriteFile{Sandbox: sb, FS: fake}).Run(ctx, []byte(`{"path":"f.txt","content":"z"}`))
+	r = (&WriteFile{Root: sb, FS: fake}).Run(ctx, []byte(`{"path":"f.txt","content":"z"}`))
 	if !r.IsError || r.Content != "cannot write f.txt: permission denied by the editor" {
 		t.Fatalf("write_file: %+v", r)
 	}
-	r = (&EditFile{Sandbox: sb, FS: fake}).Run(ctx, edit)
+	r = (&EditFile{Root: sb, FS: fake}).Run(ctx, edit)
 	if !r.IsError || r.Content != "cannot write f.txt: permission denied by the editor" {
 		t.Fatalf("edit_file write: %+v", r)
 	}
@@ -252,8 +254,8 @@ func TestFSErrorsPassThrough(t *testing.T) {
 func TestBuiltinsFS(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{"f.txt": "disk needle\n"})
-	sb := mustSandbox(t, root)
-	abs := filepath.Join(sb.Root, "f.txt")
+	sb := mustRoot(t, root)
+	abs := filepath.Join(sb.Path(), "f.txt")
 	fake := newFakeFS(map[string]string{abs: "buffer\n"})
 	reg, err := Builtins(Options{WorkDir: root, FS: fake})
 	if err != nil {
@@ -276,36 +278,28 @@ func TestBuiltinsFS(t *testing.T) {
 	}
 }
 
-func TestDiskFS(t *testing.T) {
-	ctx := context.Background()
+// Without an FS the tools write the disk through the root: new files get
+// 0644, rewritten ones keep their bits, no temporary file is left, and a
+// failure to make the parent is worded as it always was.
+func TestDiskWrites(t *testing.T) {
 	root := t.TempDir()
-	var fsys FS = DiskFS{}
+	wt := &WriteFile{Root: mustRoot(t, root)}
 	p := filepath.Join(root, "x", "y", "f.txt")
-	if err := fsys.WriteTextFile(ctx, p, "one"); err != nil {
-		t.Fatal(err)
-	}
+	wantOK(t, run(t, wt, argsJSON(t, map[string]any{"path": "x/y/f.txt", "content": "one"})), "Wrote 3 bytes to x/y/f.txt")
 	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Fatalf("new file: %v %v", fi, err)
 	}
 	if err := os.Chmod(p, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsys.WriteTextFile(ctx, p, "two"); err != nil {
-		t.Fatal(err)
-	}
+	wantOK(t, run(t, wt, argsJSON(t, map[string]any{"path": p, "content": "two"})), "Wrote 3 bytes to x/y/f.txt")
 	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode changed to %v", fi.Mode().Perm())
 	}
 	noTempFiles(t, filepath.Dir(p))
-	if got, err := fsys.ReadTextFile(ctx, p); err != nil || got != "two" {
-		t.Fatalf("read %q, %v", got, err)
+	if got := readString(t, p); got != "two" {
+		t.Fatalf("content %q", got)
 	}
-	if _, err := fsys.ReadTextFile(ctx, filepath.Join(root, "missing")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("missing file: %v", err)
-	}
-
-	// write_file's messages with the disk are those it always gave.
 	writeFiles(t, root, map[string]string{"plain": "x"})
-	wt := &WriteFile{Sandbox: mustSandbox(t, root), FS: DiskFS{}}
 	wantErr(t, run(t, wt, `{"path":"plain/f.txt","content":"x"}`), "cannot create parent directories of plain/f.txt: mkdir ")
 }

@@ -1,11 +1,13 @@
 package tools
 
 import (
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 
 	gitignore "github.com/sabhiram/go-gitignore"
+
+	"github.com/openheim/openheim/runtime/confine"
 )
 
 // ignoreRule is one .gitignore line. go-gitignore compiles whole files and
@@ -18,27 +20,30 @@ type ignoreRule struct {
 	negate bool
 }
 
-// ignoreLayer holds the rules of the .gitignore in dir; its patterns are
-// relative to dir.
+// ignoreLayer holds the rules of the .gitignore in dir (a name relative to
+// the work directory); its patterns are relative to dir.
 type ignoreLayer struct {
 	dir   string
 	rules []ignoreRule
 }
 
-// loadIgnoreLayer reads dir/.gitignore; it returns nil when there is none or
-// it is not a regular file (a symlinked .gitignore could point outside the
-// work directory).
-func loadIgnoreLayer(dir string) *ignoreLayer {
-	path := filepath.Join(dir, ".gitignore")
-	fi, err := os.Lstat(path)
+// loadIgnoreLayer reads .gitignore in d; it returns nil when there is none
+// or it is not a regular file (a link, which could lead anywhere).
+func loadIgnoreLayer(d *confine.Dir) *ignoreLayer {
+	fi, err := d.Lstat(".gitignore")
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	data, err := os.ReadFile(path)
+	f, _, err := d.Open(".gitignore")
 	if err != nil {
 		return nil
 	}
-	l := &ignoreLayer{dir: dir}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	l := &ignoreLayer{dir: d.Name()}
 	for _, line := range strings.Split(string(data), "\n") {
 		if r, ok := parseIgnoreLine(line); ok {
 			l.rules = append(l.rules, r)
@@ -82,11 +87,12 @@ func parseIgnoreLine(line string) (ignoreRule, bool) {
 // one being walked.
 type ignoreStack []*ignoreLayer
 
-// ignored reports whether abs (a directory when isDir) is excluded.
-func (s ignoreStack) ignored(abs string, isDir bool) bool {
+// ignored reports whether name (relative to the work directory, a
+// directory when isDir) is excluded.
+func (s ignoreStack) ignored(name string, isDir bool) bool {
 	ignored := false
 	for _, l := range s {
-		rel, err := filepath.Rel(l.dir, abs)
+		rel, err := filepath.Rel(l.dir, name)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			continue
 		}

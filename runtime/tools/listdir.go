@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/llm"
 )
 
@@ -18,7 +17,7 @@ const maxListEntries = 1000
 
 // ListDir lists one directory level.
 type ListDir struct {
-	Sandbox *Sandbox
+	Root *confine.Root
 }
 
 func (*ListDir) Spec() llm.ToolSpec {
@@ -33,22 +32,13 @@ func (t *ListDir) Run(ctx context.Context, raw json.RawMessage) Result {
 	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
-	abs, err := t.Sandbox.Resolve(p)
+	d, err := t.Root.OpenDir(p)
 	if err != nil {
-		return Errorf("%v", err)
+		return Errorf("%v", t.dirErr(err, p))
 	}
-	fi, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Errorf("directory not found: %s", p)
-	}
-	if err != nil {
-		return Errorf("cannot list %s: %v", p, err)
-	}
-	if !fi.IsDir() {
-		return Errorf("'%s' is not a directory; use read_file to read a file", p)
-	}
-	// os.ReadDir sorts by name, which keeps output stable across calls.
-	entries, err := os.ReadDir(abs)
+	defer d.Close()
+	// Entries are sorted by name, which keeps output stable across calls.
+	entries, err := d.Entries()
 	if err != nil {
 		return Errorf("cannot list %s: %v", p, err)
 	}
@@ -65,9 +55,8 @@ func (t *ListDir) Run(ctx context.Context, raw json.RawMessage) Result {
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
 			// The raw target is shown, not a resolved one: it tells the
-			// model where the link points without following it out of
-			// the sandbox.
-			if target, err := os.Readlink(filepath.Join(abs, e.Name())); err == nil {
+			// model where the link points without following it.
+			if target, err := d.Readlink(e.Name()); err == nil {
 				b.WriteString(" -> " + target)
 			}
 		case e.IsDir():
@@ -76,4 +65,20 @@ func (t *ListDir) Run(ctx context.Context, raw json.RawMessage) Result {
 		b.WriteByte('\n')
 	}
 	return Result{Content: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// dirErr words a failure to open directory p; only then is p looked at
+// again to say what it is instead.
+func (t *ListDir) dirErr(err error, p string) error {
+	if errors.Is(err, confine.ErrOutside) {
+		return err
+	}
+	fi, serr := t.Root.Stat(p)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return errors.New("directory not found: " + p)
+	case serr == nil && !fi.IsDir():
+		return errors.New("'" + p + "' is not a directory; use read_file to read a file")
+	}
+	return errors.New("cannot list " + p + ": " + err.Error())
 }

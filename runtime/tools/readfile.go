@@ -6,10 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/llm"
 )
 
@@ -18,8 +17,8 @@ const maxReadBytes = 102400
 
 // ReadFile returns a window of whole lines of a text file.
 type ReadFile struct {
-	Sandbox *Sandbox
-	// FS serves the content; nil means the local disk.
+	Root *confine.Root
+	// FS serves the content; nil means the local disk, through Root.
 	FS FS
 }
 
@@ -40,14 +39,7 @@ func (t *ReadFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
-	abs, err := t.Sandbox.Resolve(p)
-	if err != nil {
-		return Errorf("%v", err)
-	}
-	if err := checkRegular(abs, p); err != nil {
-		return Errorf("%v", err)
-	}
-	f, err := openContent(ctx, orDisk(t.FS), abs, p)
+	f, err := openContent(ctx, t.Root, t.FS, p, "")
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -57,27 +49,6 @@ func (t *ReadFile) Run(ctx context.Context, raw json.RawMessage) Result {
 		return Errorf("cannot read %s: %v", p, err)
 	}
 	return w.result(p)
-}
-
-// checkRegular explains, in terms the model can act on, why a path is not
-// a readable file. It looks at the local disk whatever FS serves the
-// content: the work directory is shared with the editor, and a FIFO or
-// device must never be handed to anyone to read.
-func checkRegular(abs, p string) error {
-	fi, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return errors.New("file not found: " + p)
-	}
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		return errors.New("'" + p + "' is a directory, not a file; use list_dir to see its contents")
-	}
-	if !fi.Mode().IsRegular() {
-		return errors.New("'" + p + "' is not a regular file")
-	}
-	return nil
 }
 
 var errBinary = errors.New("it appears to be a binary file (it contains NUL bytes)")

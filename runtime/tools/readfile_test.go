@@ -22,17 +22,17 @@ func readArgs(t *testing.T, path string, offset, limit int) string {
 }
 
 func TestReadFile(t *testing.T) {
-	sb, _ := sandboxTree(t)
-	writeFiles(t, sb.Root, map[string]string{
+	sb, _ := rootTree(t)
+	writeFiles(t, sb.Path(), map[string]string{
 		"five.txt":   "one\ntwo\nthree\nfour\nfive\n",
 		"nonl.txt":   "a\nb",
 		"empty.txt":  "",
 		"bin.dat":    "text\x00more",
 		"a/only.txt": "x\n",
 	})
-	tool := &ReadFile{Sandbox: sb}
+	tool := &ReadFile{Root: sb}
 	outside := func(p string) string {
-		return "path '" + p + "' is outside the work directory '" + sb.Root + "'"
+		return "path '" + p + "' is outside the work directory '" + sb.Path() + "'"
 	}
 	tests := []struct {
 		name          string
@@ -79,7 +79,7 @@ func TestReadFilePaging(t *testing.T) {
 		fmt.Fprintf(&b, "line %05d %s\n", i, strings.Repeat("x", 88)) // 100 bytes
 	}
 	writeFiles(t, root, map[string]string{"big.txt": b.String()})
-	tool := &ReadFile{Sandbox: mustSandbox(t, root)}
+	tool := &ReadFile{Root: mustRoot(t, root)}
 
 	var got strings.Builder
 	offset, calls := 1, 0
@@ -119,7 +119,7 @@ func TestReadFileHugeLine(t *testing.T) {
 	root := t.TempDir()
 	long := strings.Repeat("é", 150000) // 300000 bytes, one line
 	writeFiles(t, root, map[string]string{"min.js": long + "\nsecond\n"})
-	tool := &ReadFile{Sandbox: mustSandbox(t, root)}
+	tool := &ReadFile{Root: mustRoot(t, root)}
 	r := run(t, tool, readArgs(t, "min.js", 0, 0))
 	note := "\n[... truncated: line 1 is longer than 102400 bytes and only its start is shown. Call read_file again with offset=2 to continue after it.]"
 	if r.IsError || !strings.HasSuffix(r.Content, note) {
@@ -140,5 +140,5 @@ func TestReadFileBinaryOnlyChecksHead(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "late.txt"), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wantOK(t, run(t, &ReadFile{Sandbox: mustSandbox(t, root)}, readArgs(t, "late.txt", 0, 0)), content)
+	wantOK(t, run(t, &ReadFile{Root: mustRoot(t, root)}, readArgs(t, "late.txt", 0, 0)), content)
 }

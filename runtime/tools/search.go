@@ -7,12 +7,12 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/llm"
 )
 
@@ -27,7 +27,7 @@ const (
 
 // Search greps the work directory the way ripgrep does by default.
 type Search struct {
-	Sandbox *Sandbox
+	Root *confine.Root
 }
 
 func (*Search) Spec() llm.ToolSpec {
@@ -55,34 +55,18 @@ func (t *Search) Run(ctx context.Context, raw json.RawMessage) Result {
 	if err != nil {
 		return Errorf("invalid regex pattern %q: %v", pattern, err)
 	}
-	abs, err := t.Sandbox.Resolve(p)
+	// The real name: results are named from it, and the .gitignore files
+	// above it are those of where it really is.
+	name, err := t.Root.Real(p)
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	fi, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Errorf("path not found: %s", p)
-	}
-	if err != nil {
-		return Errorf("cannot search %s: %v", p, err)
-	}
-
-	s := &searcher{sb: t.Sandbox, re: re, ctx: ctx}
-	if fi.IsDir() {
-		err = s.walk(abs, s.ancestorIgnores(abs))
-	} else {
-		// A file named explicitly is searched even if hidden or ignored,
-		// as ripgrep does; only content it cannot sensibly grep is refused.
-		if fi.Size() > maxSearchFileSize {
-			return Errorf("cannot search %s: it is larger than %d MB", p, maxSearchFileSize>>20)
-		}
-		var binary bool
-		binary, err = s.file(abs)
-		if err == nil && binary {
-			return Errorf("cannot search %s: %v", p, errBinary)
-		}
-	}
+	s := &searcher{root: t.Root, re: re, ctx: ctx}
+	err = s.start(name, p)
+	var refused *searchRefusal
 	switch {
+	case errors.As(err, &refused):
+		return Errorf("%s", refused.msg)
 	case errors.Is(err, errEnoughResults):
 	case err != nil && ctx.Err() != nil:
 		return Errorf("search cancelled")
@@ -99,46 +83,90 @@ func (t *Search) Run(ctx context.Context, raw json.RawMessage) Result {
 	return Result{Content: out}
 }
 
+// searchRefusal is a message for the model about the path it named.
+type searchRefusal struct{ msg string }
+
+func (e *searchRefusal) Error() string { return e.msg }
+
+func refuse(format string, a ...any) error { return &searchRefusal{sprintf(format, a...)} }
+
 // errEnoughResults stops the walk once one match past the cap proves that
 // more exist.
 var errEnoughResults = errors.New("enough results")
 
 type searcher struct {
-	sb      *Sandbox
+	root    *confine.Root
 	re      *regexp.Regexp
 	ctx     context.Context
 	results []string
 	more    bool
 }
 
+// start searches name (p as the model gave it): a directory is walked, a
+// file named explicitly is searched even if hidden or ignored, as ripgrep
+// does; only content it cannot sensibly grep is refused.
+func (s *searcher) start(name, p string) error {
+	fi, err := s.root.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return refuse("path not found: %s", p)
+	}
+	if err != nil {
+		return refuse("cannot search %s: %v", p, err)
+	}
+	if fi.IsDir() {
+		d, err := s.root.OpenDir(name)
+		if err != nil {
+			return refuse("cannot search %s: %v", p, err)
+		}
+		defer d.Close()
+		return s.walk(d, s.ancestorIgnores(name))
+	}
+	if fi.Size() > maxSearchFileSize {
+		return refuse("cannot search %s: it is larger than %d MB", p, maxSearchFileSize>>20)
+	}
+	f, _, err := s.root.Open(name)
+	if err != nil {
+		return refuse("cannot search %s: %v", p, fileErr(nil, err, p))
+	}
+	defer f.Close()
+	binary, err := s.file(f, name)
+	if err == nil && binary {
+		return refuse("cannot search %s: %v", p, errBinary)
+	}
+	return err
+}
+
 // ancestorIgnores loads the .gitignore files between the work directory and
 // dir (exclusive), so searching a subdirectory honours rules set above it.
 func (s *searcher) ancestorIgnores(dir string) ignoreStack {
-	var stack ignoreStack
-	rel, err := filepath.Rel(s.sb.Root, dir)
-	if err != nil || rel == "." {
+	if dir == "." {
 		return nil
 	}
-	cur := s.sb.Root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if l := loadIgnoreLayer(cur); l != nil {
-			stack = append(stack, l)
+	var stack ignoreStack
+	cur := "."
+	for _, part := range strings.Split(dir, string(filepath.Separator)) {
+		if d, err := s.root.OpenDir(cur); err == nil {
+			if l := loadIgnoreLayer(d); l != nil {
+				stack = append(stack, l)
+			}
+			d.Close()
 		}
 		cur = filepath.Join(cur, part)
 	}
 	return stack
 }
 
-// walk visits dir in lexical order. Symlinks are never followed: they could
-// lead out of the sandbox or into a cycle.
-func (s *searcher) walk(dir string, stack ignoreStack) error {
+// walk visits d in lexical order, through directory handles. Symlinks are
+// never followed: they could lead out of the work directory or into a
+// cycle.
+func (s *searcher) walk(d *confine.Dir, stack ignoreStack) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	if l := loadIgnoreLayer(dir); l != nil {
+	if l := loadIgnoreLayer(d); l != nil {
 		stack = append(stack[:len(stack):len(stack)], l)
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := d.Entries()
 	if err != nil {
 		// An unreadable subdirectory should not sink the whole search.
 		return nil
@@ -148,44 +176,58 @@ func (s *searcher) walk(dir string, stack ignoreStack) error {
 		if strings.HasPrefix(name, ".") {
 			continue
 		}
-		path := filepath.Join(dir, name)
+		rel := filepath.Join(d.Name(), name)
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
 			continue
 		case e.IsDir():
-			if stack.ignored(path, true) {
+			if stack.ignored(rel, true) {
 				continue
 			}
-			if err := s.walk(path, stack); err != nil {
+			sub, err := d.Sub(name)
+			if err != nil {
+				continue // gone or replaced meanwhile
+			}
+			err = s.walk(sub, stack)
+			sub.Close()
+			if err != nil {
 				return err
 			}
 		case e.Type().IsRegular():
-			if stack.ignored(path, false) {
+			if stack.ignored(rel, false) {
 				continue
 			}
-			if info, err := e.Info(); err != nil || info.Size() > maxSearchFileSize {
-				continue
-			}
-			if _, err := s.file(path); err != nil {
-				if errors.Is(err, errEnoughResults) || s.ctx.Err() != nil {
-					return err
-				}
+			if err := s.walkFile(d, e, rel); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
-// file greps one file; binary files are skipped and reported as such.
-func (s *searcher) file(path string) (binary bool, err error) {
+// walkFile greps one regular file met by the walk; only the end of the
+// search or its cancellation is an error.
+func (s *searcher) walkFile(d *confine.Dir, e fs.DirEntry, rel string) error {
+	if info, err := e.Info(); err != nil || info.Size() > maxSearchFileSize {
+		return nil
+	}
+	f, _, err := d.Open(e.Name())
+	if err != nil {
+		return nil // gone, or no longer a regular file
+	}
+	defer f.Close()
+	if _, err := s.file(f, rel); err != nil && (errors.Is(err, errEnoughResults) || s.ctx.Err() != nil) {
+		return err
+	}
+	return nil
+}
+
+// file greps one open file, named rel in results; binary files are
+// skipped and reported as such.
+func (s *searcher) file(f io.Reader, rel string) (binary bool, err error) {
 	if err := s.ctx.Err(); err != nil {
 		return false, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, err := br.Peek(sniffLen)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
@@ -197,7 +239,7 @@ func (s *searcher) file(path string) (binary bool, err error) {
 	sc := bufio.NewScanner(br)
 	// Files are capped at maxSearchFileSize, so any line fits.
 	sc.Buffer(make([]byte, 0, 64<<10), maxSearchFileSize+1)
-	rel := s.sb.Rel(path)
+	shown := filepath.ToSlash(rel)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		if !s.re.MatchString(line) {
@@ -207,7 +249,7 @@ func (s *searcher) file(path string) (binary bool, err error) {
 			s.more = true
 			return false, errEnoughResults
 		}
-		s.results = append(s.results, sprintf("%s:%d: %s", rel, n, clipLine(line)))
+		s.results = append(s.results, sprintf("%s:%d: %s", shown, n, clipLine(line)))
 	}
 	return false, sc.Err()
 }

@@ -20,8 +20,8 @@ func searchArgs(t *testing.T, pattern, path string, fold bool) string {
 }
 
 func TestSearch(t *testing.T) {
-	sb, _ := sandboxTree(t)
-	writeFiles(t, sb.Root, map[string]string{
+	sb, _ := rootTree(t)
+	writeFiles(t, sb.Path(), map[string]string{
 		"main.go":             "package main\n// needle one\nfunc main() {}\n",
 		"b/notes.md":          "Needle upper\nnothing\nneedle lower\n",
 		"a/b/deep.txt":        "x\r\nneedle crlf\r\n",
@@ -44,10 +44,10 @@ func TestSearch(t *testing.T) {
 		".gitignore":          "# comment\n*.log\n!important.log\nbuild/\n/top.txt\ndocs/gen\n",
 		"sub/.gitignore":      "!keep.log\nsecret.txt\n",
 	})
-	if err := os.WriteFile(filepath.Join(filepath.Dir(sb.Root), "outside", "leak.txt"), []byte("needle outside\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(filepath.Dir(sb.Path()), "outside", "leak.txt"), []byte("needle outside\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tool := &Search{Sandbox: sb}
+	tool := &Search{Root: sb}
 	search := func(pattern, path string, fold bool) Result {
 		return run(t, tool, searchArgs(t, pattern, path, fold))
 	}
@@ -82,7 +82,7 @@ func TestSearch(t *testing.T) {
 	wantErr(t, search("needle", "nope", false), "path not found: nope")
 	for _, p := range []string{"..", "out_link", "../outside/leak.txt", "a/up"} {
 		r := search("needle", p, false)
-		want := "path '" + p + "' is outside the work directory '" + sb.Root + "'"
+		want := "path '" + p + "' is outside the work directory '" + sb.Path() + "'"
 		if !r.IsError || r.Content != want {
 			t.Fatalf("search %q: got %+v, want %q", p, r, want)
 		}
@@ -101,7 +101,7 @@ func TestSearchSkipsLargeFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFiles(t, root, map[string]string{"small.txt": "needle\n"})
-	tool := &Search{Sandbox: mustSandbox(t, root)}
+	tool := &Search{Root: mustRoot(t, root)}
 	wantOK(t, run(t, tool, searchArgs(t, "needle", "", false)), "small.txt:1: needle")
 	wantErr(t, run(t, tool, searchArgs(t, "needle", "big.txt", false)), "cannot search big.txt: it is larger than 10 MB")
 }
@@ -113,7 +113,7 @@ func TestSearchCapsAndTruncation(t *testing.T) {
 		fmt.Fprintf(&b, "hit %d\n", i)
 	}
 	writeFiles(t, root, map[string]string{"a.txt": b.String(), "b.txt": b.String()})
-	tool := &Search{Sandbox: mustSandbox(t, root)}
+	tool := &Search{Root: mustRoot(t, root)}
 	r := run(t, tool, searchArgs(t, "hit", "", false))
 	lines := strings.Split(r.Content, "\n")
 	if r.IsError || len(lines) != maxSearchResults+1 {
@@ -129,14 +129,14 @@ func TestSearchCapsAndTruncation(t *testing.T) {
 	// Exactly the cap: no note.
 	root2 := t.TempDir()
 	writeFiles(t, root2, map[string]string{"a.txt": strings.Repeat("hit\n", maxSearchResults)})
-	r = run(t, &Search{Sandbox: mustSandbox(t, root2)}, searchArgs(t, "hit", "", false))
+	r = run(t, &Search{Root: mustRoot(t, root2)}, searchArgs(t, "hit", "", false))
 	if strings.Contains(r.Content, "more than") || strings.Count(r.Content, "\n") != maxSearchResults-1 {
 		t.Fatalf("exactly %d matches reported wrongly", maxSearchResults)
 	}
 
 	long := strings.Repeat("ü", 600)
 	writeFiles(t, root2, map[string]string{"long.txt": long + "\n"})
-	r = run(t, &Search{Sandbox: mustSandbox(t, root2)}, searchArgs(t, "ü", "long.txt", false))
+	r = run(t, &Search{Root: mustRoot(t, root2)}, searchArgs(t, "ü", "long.txt", false))
 	wantOK(t, r, "long.txt:1: "+strings.Repeat("ü", 500)+" [... line truncated]")
 }
 

@@ -1,5 +1,6 @@
 // Package tools holds the Tool interface, the registry the agent loop calls
-// through, the work_dir sandbox and the built-in tools.
+// through and the built-in tools. The file tools reach the work directory
+// only through a confine.Root, which the kernel enforces.
 package tools
 
 import (

@@ -3,20 +3,18 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/llm"
 )
 
 // WriteFile creates or replaces a file.
 type WriteFile struct {
-	Sandbox *Sandbox
-	// FS receives the content; nil means the local disk.
+	Root *confine.Root
+	// FS receives the content; nil means the local disk, through Root.
 	FS FS
 }
 
@@ -33,59 +31,27 @@ func (t *WriteFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	if err := a.Err(); err != nil {
 		return Errorf("%v", err)
 	}
-	abs, err := t.Sandbox.Resolve(p)
+	name, err := t.Root.Real(p)
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if abs == t.Sandbox.Root {
+	if name == "." {
 		return Errorf("'%s' is the work directory, not a file", p)
 	}
-	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+	if fi, err := t.Root.Stat(name); err == nil && fi.IsDir() {
 		return Errorf("'%s' is a directory, not a file", p)
 	}
-	if r := writeContent(ctx, orDisk(t.FS), abs, p, content); r != nil {
+	if r := writeContent(ctx, t.Root, t.FS, name, p, content); r != nil {
 		return *r
 	}
-	return Result{Content: sprintf("Wrote %s to %s", plural(len(content), "byte", "bytes"), t.Sandbox.Rel(abs))}
-}
-
-// WriteFileAtomic replaces path through a temporary file in the same
-// directory, synced, and a rename, so a crash, a watcher or a concurrent
-// reader never sees a half-written file. An existing file keeps its
-// permission bits; a new one gets 0644. The file tools and the fs channel
-// of /ws write through it.
-func WriteFileAtomic(path string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once the rename succeeded
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return Result{Content: sprintf("Wrote %s to %s", plural(len(content), "byte", "bytes"), filepath.ToSlash(name))}
 }
 
 // EditFile replaces exact text in an existing file.
 type EditFile struct {
-	Sandbox *Sandbox
-	// FS serves and receives the content; nil means the local disk.
+	Root *confine.Root
+	// FS serves and receives the content; nil means the local disk,
+	// through Root.
 	FS FS
 }
 
@@ -110,15 +76,11 @@ func (t *EditFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	if oldS == newS {
 		return Errorf("old_string and new_string are identical; nothing would change")
 	}
-	abs, err := t.Sandbox.Resolve(p)
+	name, err := checkFile(t.Root, p)
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if err := checkRegular(abs, p); err != nil {
-		return Errorf("%v", err)
-	}
-	fsys := orDisk(t.FS)
-	f, err := openContent(ctx, fsys, abs, p)
+	f, err := openContent(ctx, t.Root, t.FS, p, name)
 	if err != nil {
 		return Errorf("%v", err)
 	}
@@ -131,7 +93,7 @@ func (t *EditFile) Run(ctx context.Context, raw json.RawMessage) Result {
 		return Errorf("cannot edit %s: %v", p, errBinary)
 	}
 	text := string(data)
-	rel := t.Sandbox.Rel(abs)
+	rel := filepath.ToSlash(name)
 	n := strings.Count(text, oldS)
 	switch {
 	case n == 0:
@@ -144,7 +106,7 @@ func (t *EditFile) Run(ctx context.Context, raw json.RawMessage) Result {
 	} else {
 		text = strings.Replace(text, oldS, newS, 1)
 	}
-	if r := writeContent(ctx, fsys, abs, p, text); r != nil {
+	if r := writeContent(ctx, t.Root, t.FS, name, p, text); r != nil {
 		return *r
 	}
 	return Result{Content: sprintf("Replaced %s in %s", plural(n, "occurrence", "occurrences"), rel)}

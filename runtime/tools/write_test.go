@@ -28,24 +28,24 @@ func noTempFiles(t *testing.T, dir string) {
 }
 
 func TestWriteFile(t *testing.T) {
-	sb, tmp := sandboxTree(t)
-	tool := &WriteFile{Sandbox: sb}
+	sb, tmp := rootTree(t)
+	tool := &WriteFile{Root: sb}
 	write := func(path, content string) Result {
 		return run(t, tool, argsJSON(t, map[string]any{"path": path, "content": content}))
 	}
 
 	wantOK(t, write("sub/dir/new.txt", "hello"), "Wrote 5 bytes to sub/dir/new.txt")
-	if got := readString(t, filepath.Join(sb.Root, "sub/dir/new.txt")); got != "hello" {
+	if got := readString(t, filepath.Join(sb.Path(), "sub/dir/new.txt")); got != "hello" {
 		t.Fatalf("content %q", got)
 	}
-	if fi, _ := os.Stat(filepath.Join(sb.Root, "sub/dir/new.txt")); fi.Mode().Perm() != 0o644 {
+	if fi, _ := os.Stat(filepath.Join(sb.Path(), "sub/dir/new.txt")); fi.Mode().Perm() != 0o644 {
 		t.Fatalf("new file mode %v", fi.Mode().Perm())
 	}
 	wantOK(t, write("one.txt", "x"), "Wrote 1 byte to one.txt")
 	wantOK(t, write("empty.txt", ""), "Wrote 0 bytes to empty.txt")
 
 	// Overwriting keeps the existing permission bits.
-	secret := filepath.Join(sb.Root, "secret.sh")
+	secret := filepath.Join(sb.Path(), "secret.sh")
 	if err := os.WriteFile(secret, []byte("old"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +56,14 @@ func TestWriteFile(t *testing.T) {
 	if got := readString(t, secret); got != "new content" {
 		t.Fatalf("content %q", got)
 	}
-	noTempFiles(t, sb.Root)
+	noTempFiles(t, sb.Path())
 
 	// A link inside the sandbox is written through, not replaced.
 	wantOK(t, write("dangling_in", "via link"), "Wrote 8 bytes to a/new.txt")
-	if fi, err := os.Lstat(filepath.Join(sb.Root, "dangling_in")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+	if fi, err := os.Lstat(filepath.Join(sb.Path(), "dangling_in")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatal("symlink was replaced")
 	}
-	if got := readString(t, filepath.Join(sb.Root, "a/new.txt")); got != "via link" {
+	if got := readString(t, filepath.Join(sb.Path(), "a/new.txt")); got != "via link" {
 		t.Fatalf("target content %q", got)
 	}
 
@@ -71,7 +71,7 @@ func TestWriteFile(t *testing.T) {
 	wantErr(t, write("", "x"), "'' is the work directory, not a file")
 	for _, p := range []string{"../escape.txt", "out_link/new.txt", "dangling_out", "a/up/x.txt", "/tmp/x"} {
 		r := write(p, "pwned")
-		want := "path '" + p + "' is outside the work directory '" + sb.Root + "'"
+		want := "path '" + p + "' is outside the work directory '" + sb.Path() + "'"
 		if !r.IsError || r.Content != want {
 			t.Fatalf("write %q: got %+v, want %q", p, r, want)
 		}
@@ -84,9 +84,9 @@ func TestWriteFile(t *testing.T) {
 }
 
 func TestEditFile(t *testing.T) {
-	sb, _ := sandboxTree(t)
-	tool := &EditFile{Sandbox: sb}
-	path := filepath.Join(sb.Root, "code.go")
+	sb, _ := rootTree(t)
+	tool := &EditFile{Root: sb}
+	path := filepath.Join(sb.Path(), "code.go")
 	reset := func() {
 		if err := os.WriteFile(path, []byte("a := 1\nb := 1\nc := 2\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -99,7 +99,7 @@ func TestEditFile(t *testing.T) {
 		}
 		return run(t, tool, argsJSON(t, a))
 	}
-	writeFiles(t, sb.Root, map[string]string{"bin.dat": "\x00\x01x"})
+	writeFiles(t, sb.Path(), map[string]string{"bin.dat": "\x00\x01x"})
 
 	tests := []struct {
 		name, path, oldS, newS string
@@ -120,7 +120,7 @@ func TestEditFile(t *testing.T) {
 		{"missing file", "nope.go", "a", "b", nil, "file not found: nope.go", "", true},
 		{"directory", "a", "a", "b", nil, "'a' is a directory, not a file", "", true},
 		{"binary", "bin.dat", "x", "y", nil, "cannot edit bin.dat: it appears to be a binary file", "", true},
-		{"outside", "out_link/secret.txt", "secret", "x", nil, "path 'out_link/secret.txt' is outside the work directory '" + sb.Root + "'", "", true},
+		{"outside", "out_link/secret.txt", "secret", "x", nil, "path 'out_link/secret.txt' is outside the work directory '" + sb.Path() + "'", "", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,19 +140,19 @@ func TestEditFile(t *testing.T) {
 			if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 				t.Fatalf("mode changed to %v", fi.Mode().Perm())
 			}
-			noTempFiles(t, sb.Root)
+			noTempFiles(t, sb.Path())
 		})
 	}
-	if secret := readString(t, filepath.Join(filepath.Dir(sb.Root), "outside", "secret.txt")); secret != "secret\n" {
+	if secret := readString(t, filepath.Join(filepath.Dir(sb.Path()), "outside", "secret.txt")); secret != "secret\n" {
 		t.Fatalf("outside file changed: %q", secret)
 	}
 }
 
 func TestListDir(t *testing.T) {
-	sb, _ := sandboxTree(t)
-	tool := &ListDir{Sandbox: sb}
-	writeFiles(t, sb.Root, map[string]string{".hidden": "", "b.txt": "", "a/b/z.txt": ""})
-	if err := os.Mkdir(filepath.Join(sb.Root, "emptydir"), 0o755); err != nil {
+	sb, _ := rootTree(t)
+	tool := &ListDir{Root: sb}
+	writeFiles(t, sb.Path(), map[string]string{".hidden": "", "b.txt": "", "a/b/z.txt": ""})
+	if err := os.Mkdir(filepath.Join(sb.Path(), "emptydir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	list := func(args string) Result { return run(t, tool, args) }
@@ -160,7 +160,7 @@ func TestListDir(t *testing.T) {
 	wantOK(t, list(`{"path":"a/b"}`), "file.txt\nupin -> ..\nz.txt")
 	root := list(`{}`)
 	wantOK(t, root, strings.Join([]string{
-		".hidden", "a/", "abs_in_link -> " + filepath.Join(sb.Root, "a"), "abs_out_link -> " + filepath.Join(filepath.Dir(sb.Root), "outside"),
+		".hidden", "a/", "abs_in_link -> " + filepath.Join(sb.Path(), "a"), "abs_out_link -> " + filepath.Join(filepath.Dir(sb.Path()), "outside"),
 		"b.txt", "chain -> in_link/b/upin", "chain_out -> a/up/outside", "dangling_abs_out -> /nonexistent-openheim-dir/x",
 		"dangling_chain -> dangling_out", "dangling_in -> a/new.txt", "dangling_out -> ../outside/nope/new.txt", "emptydir/",
 		"in_link -> a", "loop1 -> loop2", "loop2 -> loop1", "missing_trick -> a/missing/../../../outside", "out_link -> ../outside",
@@ -173,7 +173,7 @@ func TestListDir(t *testing.T) {
 	wantErr(t, list(`{"path":"nope"}`), "directory not found: nope")
 	for _, p := range []string{"..", "out_link", "a/up", "/"} {
 		r := list(argsJSON(t, map[string]any{"path": p}))
-		want := "path '" + p + "' is outside the work directory '" + sb.Root + "'"
+		want := "path '" + p + "' is outside the work directory '" + sb.Path() + "'"
 		if !r.IsError || r.Content != want {
 			t.Fatalf("list %q: got %+v, want %q", p, r, want)
 		}
@@ -187,7 +187,7 @@ func TestListDirCap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := run(t, &ListDir{Sandbox: mustSandbox(t, root)}, `{}`)
+	r := run(t, &ListDir{Root: mustRoot(t, root)}, `{}`)
 	lines := strings.Split(r.Content, "\n")
 	if r.IsError || len(lines) != maxListEntries+1 || lines[0] != "f0000" || lines[maxListEntries-1] != "f0999" {
 		t.Fatalf("got %d lines, error=%v", len(lines), r.IsError)
