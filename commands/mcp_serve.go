@@ -101,6 +101,9 @@ type mcpHTTPAuth struct {
 	origins  []string // serve.allowed_origins
 }
 
+// mcpMaxBody bounds one JSON-RPC request of `mcp serve --http`.
+const mcpMaxBody = 8 << 20
+
 func serveMCPHTTP(ctx context.Context, ios *IOStreams, addr string, a mcpHTTPAuth, opts mcpserver.Options) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -116,7 +119,11 @@ func serveMCPHTTP(ctx context.Context, ios *IOStreams, addr string, a mcpHTTPAut
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpserver.Handler(opts))
-	srv := &http.Server{Handler: server.Guard(mux, auth.token, a.origins), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// A tool call's arguments (write_file's content) may be large, not
+	// unbounded; SSE streams are bounded by their writes, not a timeout.
+	srv := &http.Server{Handler: server.Guard(server.BodyLimit(mux, mcpMaxBody), auth.token, a.origins),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(ios.ErrOut, "openheim: MCP server listening on http://%s/mcp (%s); Ctrl-C stops\n", l.Addr(), auth.describe())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

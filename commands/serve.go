@@ -96,6 +96,11 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	if auth.token != "" {
+		// Logs never quote the token (a handshake's ?token= in a debug line);
+		// only the one line below that prints the web client's address does.
+		logRedactor.Store(logRedactor.Load().With(auth.token))
+	}
 	env, err := openSessions(opts.IO)
 	if err != nil {
 		return err

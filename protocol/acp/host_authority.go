@@ -26,7 +26,6 @@ import (
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/confine"
-	"github.com/openheim/openheim/runtime/tools"
 )
 
 const (
@@ -177,7 +176,7 @@ func (f *hostFS) writeTextFile(_ context.Context, params json.RawMessage) (any, 
 // limit (older output dropped from the front at a character boundary), a
 // session's terminals killed and released when its turn or session ends.
 type terminals struct {
-	sb     *tools.Sandbox
+	root   *confine.Root
 	sbErr  error // root unusable: every create fails with it
 	log    *slog.Logger
 	mu     sync.Mutex
@@ -216,8 +215,18 @@ func newTerminals(root string, log *slog.Logger) *terminals {
 	if log == nil {
 		log = slog.Default()
 	}
-	sb, err := tools.NewSandbox(root)
-	return &terminals{sb: sb, sbErr: err, log: log, byID: map[string]*hostTerminal{}}
+	r, err := confine.Open(root)
+	return &terminals{root: r, sbErr: err, log: log, byID: map[string]*hostTerminal{}}
+}
+
+// cwd is the absolute path a terminal's cwd names inside the root, links
+// resolved through the root; one leading out is refused.
+func (t *terminals) cwd(p string) (string, error) {
+	name, err := t.root.Real(p)
+	if err != nil {
+		return "", err
+	}
+	return t.root.Abs(name), nil
 }
 
 // create serves terminal/create -> {terminalId}. The command outlives the
@@ -230,7 +239,7 @@ func (t *terminals) create(_ context.Context, params json.RawMessage) (any, erro
 	if t.sbErr != nil {
 		return nil, hostError(jsonrpc.Internal, "%v", t.sbErr)
 	}
-	dir, err := t.sb.Resolve(r.Cwd) // "" is root
+	dir, err := t.cwd(r.Cwd) // "" is root
 	switch {
 	case r.SessionID == "":
 		return nil, hostError(jsonrpc.InvalidParams, "sessionId is required")

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -159,4 +160,19 @@ func jsonError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// BodyLimit bounds every request body of h to maxBody bytes: a declared
+// length over it is answered 413 before h runs, and a longer chunked body
+// fails h's read (for handlers that do not decode JSON themselves, such as
+// `mcp serve --http`'s MCP handler).
+func BodyLimit(h http.Handler, maxBody int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > maxBody {
+			jsonError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (over %d bytes)", maxBody))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		h.ServeHTTP(w, r)
+	})
 }
