@@ -20,11 +20,12 @@ const maxLinkHops = 255
 // a work_dir reached through a symlink matches its real path too.
 //
 // A relative p, a NUL byte or a symlink loop is never inside. This is a
-// judgement made before the agent acts, not a confinement: a path swapped
-// for a symlink afterwards is the business of the kernel-enforced
-// confinement (runtime/confine, on os.Root), which openheim's own file
-// handlers use; this function is the place to call into it for the
-// "is it inside" question once it lands.
+// judgement made before an external agent acts on its own, not a
+// confinement: openheim opens nothing here (the agent does), and paths
+// outside the root must be resolved too (allow_outside), which
+// runtime/confine refuses by design. What openheim itself opens goes
+// through runtime/confine, where the kernel refuses a path swapped for a
+// symlink after it was judged.
 func Within(root, p string) bool {
 	rr, ok := resolvePath(root)
 	if !ok {
