@@ -1,4 +1,5 @@
-package llm
+// Package anthropic is the client of the Anthropic Messages API wire.
+package anthropic
 
 import (
 	"context"
@@ -8,73 +9,59 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/transport"
 )
 
-// DefaultAnthropicBaseURL is used when AnthropicConfig.BaseURL is empty.
-const DefaultAnthropicBaseURL = "https://api.anthropic.com/v1"
+// DefaultBaseURL is used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.anthropic.com/v1"
 
-// AnthropicVersion is the anthropic-version header sent unless
-// AnthropicConfig.Headers overrides it.
-const AnthropicVersion = "2023-06-01"
+// Version is the anthropic-version header sent unless Config.Headers
+// overrides it.
+const Version = "2023-06-01"
 
-// AnthropicConfig configures an Anthropic Messages API client (kind
-// anthropic), also usable with compatible gateways.
-type AnthropicConfig struct {
-	BaseURL string // up to and including /v1; default DefaultAnthropicBaseURL
-	APIKey  string // sent as x-api-key when set
-	// Timeout bounds connecting, waiting for the response headers, and each
-	// silence between body bytes, not the whole stream. Zero means
-	// DefaultTimeout, negative disables it.
-	Timeout time.Duration
-	// MaxTokens is used when Request.MaxTokens is zero; 0 means 16000 (the
-	// API requires a cap).
-	MaxTokens int
-	// Thinking: "" or "off" sends no thinking; "adaptive" turns extended
-	// thinking on with a budget of 3/4 of max_tokens (at least 1024; off
-	// when max_tokens leaves no room for that).
-	Thinking string
-	// Headers extend or override the default headers (x-api-key,
-	// anthropic-version, content-type), e.g. another anthropic-version or an
-	// anthropic-beta flag.
-	Headers map[string]string
-	// HTTPClient replaces the default client. The idle timeout still
-	// applies; connect and header timeouts are then the client's business.
-	HTTPClient *http.Client
-	// MaxAnswerBytes caps one answer, as OpenAIConfig.MaxAnswerBytes does.
-	MaxAnswerBytes int
-}
+// Config is the shared client config. This wire reads BaseURL (up to and
+// including /v1), APIKey (sent as x-api-key), Timeout, MaxTokens (0 means
+// 16000: the API requires a cap), Thinking ("" or "off" sends no thinking;
+// "adaptive" turns extended thinking on with a budget of 3/4 of max_tokens,
+// at least 1024, off when max_tokens leaves no room for that), Headers
+// (they extend or override the defaults: x-api-key, anthropic-version,
+// content-type; e.g. another anthropic-version or an anthropic-beta flag),
+// HTTPClient and MaxAnswerBytes.
+type Config = transport.Config
 
-type anthropic struct {
-	cfg      AnthropicConfig
-	conn     *sseClient
+type client struct {
+	cfg      Config
+	conn     *transport.SSEClient
 	header   http.Header
 	thinking bool
 }
 
-// NewAnthropic returns a streaming Messages API Provider.
-func NewAnthropic(cfg AnthropicConfig) Provider {
+// New returns a streaming Messages API Provider (kind anthropic), also
+// usable with compatible gateways.
+func New(cfg Config) llm.Provider {
 	base := cfg.BaseURL
 	if base == "" {
-		base = DefaultAnthropicBaseURL
+		base = DefaultBaseURL
 	}
-	h := requestHeader("x-api-key", "", cfg.APIKey, map[string]string{"anthropic-version": AnthropicVersion}, cfg.Headers)
-	return &anthropic{
+	h := transport.Header("x-api-key", "", cfg.APIKey, map[string]string{"anthropic-version": Version}, cfg.Headers)
+	return &client{
 		cfg: cfg,
-		conn: newSSEClient(endpoint(base, "/messages", ""), cfg.Timeout, cfg.HTTPClient,
-			secretsOf(cfg.APIKey, base, cfg.Headers)),
+		conn: transport.NewSSEClient(transport.Endpoint(base, "/messages", ""), cfg.Timeout, cfg.HTTPClient,
+			transport.Secrets(cfg.APIKey, base, cfg.Headers)),
 		header:   h,
 		thinking: strings.EqualFold(strings.TrimSpace(cfg.Thinking), "adaptive"),
 	}
 }
 
-// Stream implements Provider.
-func (p *anthropic) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
+// Stream implements llm.Provider.
+func (p *client) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	resp, err := p.stream(ctx, req, onDelta)
-	return resp, hide(err, p.conn.red)
+	return resp, p.conn.Hide(err)
 }
 
-func (p *anthropic) stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
+func (p *client) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	if req == nil {
 		return nil, errors.New("llm: nil request")
 	}
@@ -89,7 +76,7 @@ func (p *anthropic) stream(ctx context.Context, req *Request, onDelta func(Delta
 	if err != nil {
 		return nil, fmt.Errorf("llm: encoding request: %w", err)
 	}
-	resp, err := p.conn.do(ctx, body, p.header, func(r io.Reader) (*Response, error) {
+	resp, err := p.conn.Do(ctx, body, p.header, func(r io.Reader) (*llm.Response, error) {
 		return decodeAnStream(r, p.cfg.MaxAnswerBytes, onDelta)
 	})
 	if err != nil {
@@ -102,5 +89,5 @@ func (p *anthropic) stream(ctx context.Context, req *Request, onDelta func(Delta
 // window: "prompt is too long: 250000 tokens > 200000 maximum"; older
 // models: "input length and `max_tokens` exceed context limit: ...".
 func anClassify(err error) error {
-	return markContextTooLong(err, []string{"prompt is too long"}, []string{"exceed context limit"})
+	return transport.MarkContextTooLong(err, []string{"prompt is too long"}, []string{"exceed context limit"})
 }

@@ -1,4 +1,4 @@
-package llm
+package anthropic
 
 import (
 	"encoding/json"
@@ -8,12 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/openheim/openheim/runtime/message"
 )
 
+const testKey = "sk-test-SECRET-4242"
+
 // setupAn starts a fake server with replies and an Anthropic client on it.
-func setupAn(t *testing.T, cfg AnthropicConfig, replies ...llmtest.Reply) (*llmtest.Server, Provider) {
+func setupAn(t *testing.T, cfg Config, replies ...llmtest.Reply) (*llmtest.Server, llm.Provider) {
 	t.Helper()
 	srv := llmtest.New()
 	t.Cleanup(srv.Close)
@@ -22,11 +26,11 @@ func setupAn(t *testing.T, cfg AnthropicConfig, replies ...llmtest.Reply) (*llmt
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	return srv, NewAnthropic(cfg)
+	return srv, New(cfg)
 }
 
-func anRequestFor(msgs ...message.Message) *Request {
-	return &Request{Model: "claude-test", System: "be brief", Messages: msgs}
+func anRequestFor(msgs ...message.Message) *llm.Request {
+	return &llm.Request{Model: "claude-test", System: "be brief", Messages: msgs}
 }
 
 func userMsg(text string) message.Message {
@@ -49,17 +53,17 @@ func jsonEqual(t *testing.T, got any, want string) {
 }
 
 func TestAnthropicStreamText(t *testing.T) {
-	srv, p := setupAn(t, AnthropicConfig{APIKey: testKey},
+	srv, p := setupAn(t, Config{APIKey: testKey},
 		llmtest.Reply{Text: []string{"Hel", "lo ", "wörld 🎉"},
 			Usage: &llmtest.Usage{Prompt: 100, Completion: 7, Cached: 60, CacheCreation: 20}})
-	ds, resp, err := collect(t, p, anRequestFor(userMsg("hi")))
+	ds, resp, err := wiretest.Collect(t, p, anRequestFor(userMsg("hi")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []Delta{{DeltaText, "Hel"}, {DeltaText, "lo "}, {DeltaText, "wörld 🎉"}}; !reflect.DeepEqual(ds, want) {
+	if want := []llm.Delta{{Kind: llm.DeltaText, Text: "Hel"}, {Kind: llm.DeltaText, Text: "lo "}, {Kind: llm.DeltaText, Text: "wörld 🎉"}}; !reflect.DeepEqual(ds, want) {
 		t.Errorf("deltas = %#v", ds)
 	}
-	want := &Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: StopEndTurn,
+	want := &llm.Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: llm.StopEndTurn,
 		Usage: message.Usage{InputTokens: 100, OutputTokens: 7, CacheReadTokens: 60, CacheCreationTokens: 20}}
 	if !reflect.DeepEqual(resp, want) {
 		t.Errorf("response = %#v", resp)
@@ -74,9 +78,9 @@ func TestAnthropicStreamText(t *testing.T) {
 }
 
 func TestAnthropicHeaders(t *testing.T) {
-	srv, p := setupAn(t, AnthropicConfig{Headers: map[string]string{
+	srv, p := setupAn(t, Config{Headers: map[string]string{
 		"anthropic-version": "2099-01-01", "anthropic-beta": "fancy-1"}}, llmtest.Reply{Text: []string{"ok"}})
-	if _, _, err := collect(t, p, anRequestFor(userMsg("hi"))); err != nil {
+	if _, _, err := wiretest.Collect(t, p, anRequestFor(userMsg("hi"))); err != nil {
 		t.Fatal(err)
 	}
 	h := srv.Requests()[0].Header
@@ -89,26 +93,26 @@ func TestAnthropicHeaders(t *testing.T) {
 func TestAnthropicMaxTokensAndThinking(t *testing.T) {
 	tests := []struct {
 		name     string
-		cfg      AnthropicConfig
+		cfg      Config
 		reqMax   int
 		wantMax  float64
 		thinking string // JSON, "" for absent
 	}{
-		{"default", AnthropicConfig{}, 0, 16000, ""},
-		{"config", AnthropicConfig{MaxTokens: 1000}, 0, 1000, ""},
-		{"request wins", AnthropicConfig{MaxTokens: 1000}, 50, 50, ""},
-		{"thinking off", AnthropicConfig{Thinking: "off"}, 0, 16000, ""},
-		{"adaptive default", AnthropicConfig{Thinking: "adaptive"}, 0, 16000, `{"type":"enabled","budget_tokens":12000}`},
-		{"adaptive 2000", AnthropicConfig{Thinking: "adaptive", MaxTokens: 2000}, 0, 2000, `{"type":"enabled","budget_tokens":1500}`},
-		{"adaptive floor", AnthropicConfig{Thinking: "adaptive"}, 1200, 1200, `{"type":"enabled","budget_tokens":1024}`},
-		{"adaptive no room", AnthropicConfig{Thinking: "adaptive"}, 1024, 1024, ""},
+		{"default", Config{}, 0, 16000, ""},
+		{"config", Config{MaxTokens: 1000}, 0, 1000, ""},
+		{"request wins", Config{MaxTokens: 1000}, 50, 50, ""},
+		{"thinking off", Config{Thinking: "off"}, 0, 16000, ""},
+		{"adaptive default", Config{Thinking: "adaptive"}, 0, 16000, `{"type":"enabled","budget_tokens":12000}`},
+		{"adaptive 2000", Config{Thinking: "adaptive", MaxTokens: 2000}, 0, 2000, `{"type":"enabled","budget_tokens":1500}`},
+		{"adaptive floor", Config{Thinking: "adaptive"}, 1200, 1200, `{"type":"enabled","budget_tokens":1024}`},
+		{"adaptive no room", Config{Thinking: "adaptive"}, 1024, 1024, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, p := setupAn(t, tt.cfg, llmtest.Reply{Text: []string{"ok"}})
 			req := anRequestFor(userMsg("hi"))
 			req.MaxTokens = tt.reqMax
-			if _, _, err := collect(t, p, req); err != nil {
+			if _, _, err := wiretest.Collect(t, p, req); err != nil {
 				t.Fatal(err)
 			}
 			body := srv.Requests()[0].Body
@@ -131,17 +135,17 @@ func TestAnthropicMaxTokensAndThinking(t *testing.T) {
 }
 
 func TestAnthropicThinkingRoundTrip(t *testing.T) {
-	srv, p := setupAn(t, AnthropicConfig{Thinking: "adaptive"},
+	srv, p := setupAn(t, Config{Thinking: "adaptive"},
 		llmtest.Reply{RedactedThinking: []string{"ENC1", "ENC2"}, Thinking: []string{"let me ", "think"},
 			Signature: "sig-Abc/+=", Text: []string{"Checking."},
 			ToolCalls: []llmtest.ToolCall{{ID: "toolu_1", Name: "read", Arguments: `{"path":"a.txt"}`, Split: 4}}},
 		llmtest.Reply{Text: []string{"done"}})
 	first := anRequestFor(userMsg("read a.txt"))
-	ds, resp, err := collect(t, p, first)
+	ds, resp, err := wiretest.Collect(t, p, first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDeltas := []Delta{{DeltaThinking, "let me "}, {DeltaThinking, "think"}, {DeltaText, "Checking."}}
+	wantDeltas := []llm.Delta{{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"}, {Kind: llm.DeltaText, Text: "Checking."}}
 	if !reflect.DeepEqual(ds, wantDeltas) {
 		t.Errorf("deltas = %#v", ds)
 	}
@@ -151,13 +155,13 @@ func TestAnthropicThinkingRoundTrip(t *testing.T) {
 		message.Text("Checking."),
 		{Type: message.TypeToolUse, ID: "toolu_1", Name: "read", Arguments: `{"path":"a.txt"}`},
 	}
-	if !reflect.DeepEqual(resp.Content, wantContent) || resp.StopReason != StopToolUse {
+	if !reflect.DeepEqual(resp.Content, wantContent) || resp.StopReason != llm.StopToolUse {
 		t.Fatalf("response = %#v", resp)
 	}
 
 	next := anRequestFor(first.Messages[0], message.Message{Role: message.RoleAssistant, Content: resp.Content},
 		message.Message{Role: message.RoleTool, Content: []message.Block{message.ToolResult("toolu_1", "read", "hello", false)}})
-	if _, _, err := collect(t, p, next); err != nil {
+	if _, _, err := wiretest.Collect(t, p, next); err != nil {
 		t.Fatal(err)
 	}
 	body := srv.Requests()[1].Body
@@ -177,12 +181,12 @@ func TestAnthropicThinkingRoundTrip(t *testing.T) {
 func TestAnthropicUnsignedToolTurnDisablesThinking(t *testing.T) {
 	// The tool turn came from another provider: its thinking has no
 	// signature, so it is dropped, and thinking must be off for this call.
-	srv, p := setupAn(t, AnthropicConfig{Thinking: "adaptive"}, llmtest.Reply{Text: []string{"ok"}})
+	srv, p := setupAn(t, Config{Thinking: "adaptive"}, llmtest.Reply{Text: []string{"ok"}})
 	req := anRequestFor(userMsg("go"),
 		message.Message{Role: message.RoleAssistant, Content: []message.Block{
 			{Type: message.TypeThinking, Thinking: "from elsewhere"}, {Type: message.TypeToolUse, ID: "c1", Name: "f"}}},
 		message.Message{Role: message.RoleTool, Content: []message.Block{message.ToolResult("c1", "f", "r", false)}})
-	if _, _, err := collect(t, p, req); err != nil {
+	if _, _, err := wiretest.Collect(t, p, req); err != nil {
 		t.Fatal(err)
 	}
 	body := srv.Requests()[0].Body
@@ -192,16 +196,16 @@ func TestAnthropicUnsignedToolTurnDisablesThinking(t *testing.T) {
 }
 
 func TestAnthropicToolUse(t *testing.T) {
-	_, p := setupAn(t, AnthropicConfig{}, llmtest.Reply{Text: []string{"Looking."}, ChunkDelayMs: 2,
+	_, p := setupAn(t, Config{}, llmtest.Reply{Text: []string{"Looking."}, ChunkDelayMs: 2,
 		ToolCalls: []llmtest.ToolCall{
 			{ID: "toolu_a", Name: "read_file", Arguments: `{"path":"dïr/ünïcode.txt","limit":10}`, Split: 7},
 			{ID: "toolu_b", Name: "now"},
 			{Name: "anon", Arguments: `{"x":1}`, Split: 3}}})
-	_, resp, err := collect(t, p, anRequestFor(userMsg("hi")))
+	_, resp, err := wiretest.Collect(t, p, anRequestFor(userMsg("hi")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Content) != 4 || resp.StopReason != StopToolUse {
+	if len(resp.Content) != 4 || resp.StopReason != llm.StopToolUse {
 		t.Fatalf("response = %#v", resp)
 	}
 	want := []message.Block{message.Text("Looking."),
@@ -215,25 +219,25 @@ func TestAnthropicToolUse(t *testing.T) {
 
 func TestAnthropicStopReasons(t *testing.T) {
 	for reason, want := range map[string]string{
-		"": StopEndTurn, "stop": StopEndTurn, "end_turn": StopEndTurn, "stop_sequence": StopEndTurn,
-		"length": StopMaxTokens, "max_tokens": StopMaxTokens, "tool_calls": StopToolUse, "tool_use": StopToolUse,
-		"content_filter": StopRefusal, "refusal": StopRefusal, "pause_turn": StopPauseTurn, "something_new": StopEndTurn,
+		"": llm.StopEndTurn, "stop": llm.StopEndTurn, "end_turn": llm.StopEndTurn, "stop_sequence": llm.StopEndTurn,
+		"length": llm.StopMaxTokens, "max_tokens": llm.StopMaxTokens, "tool_calls": llm.StopToolUse, "tool_use": llm.StopToolUse,
+		"content_filter": llm.StopRefusal, "refusal": llm.StopRefusal, "pause_turn": llm.StopPauseTurn, "something_new": llm.StopEndTurn,
 	} {
 		t.Run(reason, func(t *testing.T) {
-			_, p := setupAn(t, AnthropicConfig{}, llmtest.Reply{Text: []string{"x"}, FinishReason: reason})
-			_, resp, err := collect(t, p, anRequestFor(userMsg("hi")))
+			_, p := setupAn(t, Config{}, llmtest.Reply{Text: []string{"x"}, FinishReason: reason})
+			_, resp, err := wiretest.Collect(t, p, anRequestFor(userMsg("hi")))
 			if err != nil || resp.StopReason != want {
 				t.Fatalf("got %v, %v; want %s", resp, err, want)
 			}
 		})
 	}
-	if got := anStopReason("something_new", true); got != StopToolUse {
+	if got := anStopReason("something_new", true); got != llm.StopToolUse {
 		t.Errorf("unknown reason with calls = %s", got)
 	}
 }
 
 func TestBuildAnRequestJSON(t *testing.T) {
-	req := &Request{Model: "m", System: "sys",
+	req := &llm.Request{Model: "m", System: "sys",
 		Messages: []message.Message{
 			userMsg("one"),
 			{Role: message.RoleUser, Content: []message.Block{message.Text("two"), message.Text(""),
@@ -256,7 +260,7 @@ func TestBuildAnRequestJSON(t *testing.T) {
 			userMsg("wait"),
 			{Role: message.RoleTool, Content: []message.Block{message.ToolResult("c3", "h", "", false)}},
 		},
-		Tools: []ToolSpec{{Name: "f", Description: "does f", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}, {Name: "g"}},
+		Tools: []llm.ToolSpec{{Name: "f", Description: "does f", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}, {Name: "g"}},
 	}
 	got, err := json.Marshal(buildAnRequest(req, 100, false))
 	if err != nil {
@@ -274,7 +278,7 @@ func TestBuildAnRequestJSON(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	minimal, _ := json.Marshal(buildAnRequest(&Request{Model: "m"}, 10, true))
+	minimal, _ := json.Marshal(buildAnRequest(&llm.Request{Model: "m"}, 10, true))
 	if string(minimal) != `{"model":"m","max_tokens":10,"messages":[],"stream":true}` {
 		t.Errorf("minimal request = %s", minimal)
 	}
@@ -282,24 +286,23 @@ func TestBuildAnRequestJSON(t *testing.T) {
 
 func TestAnthropicErrors(t *testing.T) {
 	tooLong := `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`
-	tests := []errCase{
-		{"401 echoing the key", llmtest.Reply{Status: 401, ErrorBody: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testKey + `"}}`},
-			"HTTP 401: ", false, 401, false, false},
-		{"400", llmtest.Reply{Status: 400}, "HTTP 400: ", false, 400, false, false},
-		{"prompt too long", llmtest.Reply{Status: 400, ErrorBody: tooLong}, "prompt is too long", false, 400, false, true},
-		{"429", llmtest.Reply{Status: 429, RetryAfter: "2"}, "HTTP 429: ", true, 429, false, false},
-		{"529", llmtest.Reply{Status: 529, ErrorBody: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, "HTTP 529: ", true, 529, false, false},
-		{"503", llmtest.Reply{Status: 503}, "HTTP 503: ", true, 503, false, false},
-		{"malformed", llmtest.Reply{Text: []string{"a"}, Malformed: true}, "malformed JSON in stream event 2 (content_block_delta)", false, 0, false, false},
-		{"overloaded mid-stream", llmtest.Reply{Text: []string{"a"}, ErrorEvent: "Overloaded"}, "server error in stream (overloaded_error): Overloaded", true, 529, false, false},
-		{"cut before any text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 1}, "stream cut", true, 0, true, false},
-		{"cut after text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 5}, "no message_stop after 4 events", true, 0, true, false},
+	tests := []wiretest.ErrCase{
+		{Name: "401 echoing the key", Reply: llmtest.Reply{Status: 401, ErrorBody: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testKey + `"}}`}, Contains: "HTTP 401: ", Status: 401},
+		{Name: "400", Reply: llmtest.Reply{Status: 400}, Contains: "HTTP 400: ", Status: 400},
+		{Name: "prompt too long", Reply: llmtest.Reply{Status: 400, ErrorBody: tooLong}, Contains: "prompt is too long", Status: 400, Long: true},
+		{Name: "429", Reply: llmtest.Reply{Status: 429, RetryAfter: "2"}, Contains: "HTTP 429: ", Retryable: true, Status: 429},
+		{Name: "529", Reply: llmtest.Reply{Status: 529, ErrorBody: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, Contains: "HTTP 529: ", Retryable: true, Status: 529},
+		{Name: "503", Reply: llmtest.Reply{Status: 503}, Contains: "HTTP 503: ", Retryable: true, Status: 503},
+		{Name: "malformed", Reply: llmtest.Reply{Text: []string{"a"}, Malformed: true}, Contains: "malformed JSON in stream event 2 (content_block_delta)"},
+		{Name: "overloaded mid-stream", Reply: llmtest.Reply{Text: []string{"a"}, ErrorEvent: "Overloaded"}, Contains: "server error in stream (overloaded_error): Overloaded", Retryable: true, Status: 529},
+		{Name: "cut before any text", Reply: llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 1}, Contains: "stream cut", Retryable: true, Cut: true},
+		{Name: "cut after text", Reply: llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 5}, Contains: "no message_stop after 4 events", Retryable: true, Cut: true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, p := setupAn(t, AnthropicConfig{APIKey: testKey}, tt.reply)
-			_, _, err := collect(t, p, anRequestFor(userMsg("hi")))
-			checkErrorClass(t, err, tt, testKey)
+		t.Run(tt.Name, func(t *testing.T) {
+			_, p := setupAn(t, Config{APIKey: testKey}, tt.Reply)
+			_, _, err := wiretest.Collect(t, p, anRequestFor(userMsg("hi")))
+			wiretest.CheckErrorClass(t, err, tt, testKey)
 		})
 	}
 }
@@ -311,12 +314,12 @@ func TestAnthropicContextTooLongVariants(t *testing.T) {
 		`Prompt is too long`: true,
 		`{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`: false,
 	} {
-		err := anClassify(&StatusError{Status: 400, Body: body})
-		if errors.Is(err, ErrContextTooLong) != want || Retryable(err) {
+		err := anClassify(&llm.StatusError{Status: 400, Body: body})
+		if errors.Is(err, llm.ErrContextTooLong) != want || llm.Retryable(err) {
 			t.Errorf("%s: %v", body, err)
 		}
 	}
-	if err := anClassify(&StatusError{Status: 429, Body: "prompt is too long"}); errors.Is(err, ErrContextTooLong) {
+	if err := anClassify(&llm.StatusError{Status: 429, Body: "prompt is too long"}); errors.Is(err, llm.ErrContextTooLong) {
 		t.Errorf("429 classified as too long: %v", err)
 	}
 }

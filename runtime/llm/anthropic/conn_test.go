@@ -1,4 +1,4 @@
-package llm
+package anthropic
 
 import (
 	"context"
@@ -13,7 +13,10 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -42,13 +45,13 @@ const rawAnStream = "event: message_start\r\n" +
 	"event: message_delta\r\n" + `data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42}}` + "\r\n\r\n" +
 	"event: message_stop\r\n" + `data: {"type":"message_stop"}` + "\r\n\r\n"
 
-var rawAnWant = &Response{
+var rawAnWant = &llm.Response{
 	Content: []message.Block{{Type: message.TypeRedactedThinking, Data: "RED=="},
 		{Type: message.TypeThinking, Thinking: "hmm, ünïcode", Signature: strp("EqQBCgIYAhIM")},
 		message.Text("Hé 世"),
 		{Type: message.TypeToolUse, ID: "toolu_1", Name: "f", Arguments: `{"p": "世🎉"}`},
 		{Type: message.TypeToolUse, ID: "toolu_2", Name: "g", Arguments: `{}`}},
-	StopReason: StopToolUse,
+	StopReason: llm.StopToolUse,
 	Usage:      message.Usage{InputTokens: 12, OutputTokens: 42, CacheCreationTokens: 3, CacheReadTokens: 40},
 }
 
@@ -81,13 +84,13 @@ func TestAnthropicByteByByteOverHTTP(t *testing.T) {
 		}
 	}))
 	defer ts.Close()
-	var ds []Delta
-	got, err := NewAnthropic(AnthropicConfig{BaseURL: ts.URL, Timeout: 5 * time.Second}).Stream(context.Background(),
-		anRequestFor(userMsg("hi")), func(d Delta) error { ds = append(ds, d); return nil })
+	var ds []llm.Delta
+	got, err := New(Config{BaseURL: ts.URL, Timeout: 5 * time.Second}).Stream(context.Background(),
+		anRequestFor(userMsg("hi")), func(d llm.Delta) error { ds = append(ds, d); return nil })
 	if err != nil || !reflect.DeepEqual(got, rawAnWant) {
 		t.Fatalf("%#v, %v", got, err)
 	}
-	want := []Delta{{DeltaThinking, "hmm, "}, {DeltaThinking, "ünïcode"}, {DeltaText, "Hé 世"}}
+	want := []llm.Delta{{Kind: llm.DeltaThinking, Text: "hmm, "}, {Kind: llm.DeltaThinking, Text: "ünïcode"}, {Kind: llm.DeltaText, Text: "Hé 世"}}
 	if !reflect.DeepEqual(ds, want) {
 		t.Errorf("deltas = %#v", ds)
 	}
@@ -99,7 +102,7 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 	tests := []struct {
 		name, stream, wantErr string
 		retryable             bool
-		check                 func(*Response) bool
+		check                 func(*llm.Response) bool
 	}{
 		{"api_error is final", ev("error", `{"type":"error","error":{"type":"api_error","message":"Internal"}}`),
 			"server error in stream (api_error): Internal", false, nil},
@@ -107,7 +110,7 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 			`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"implicit"}}` + "\n\n" +
 			`data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":6,"output_tokens":2}}` + "\n\n" +
 			`data: {"type":"message_stop"}` + "\n\n", "", false,
-			func(r *Response) bool {
+			func(r *llm.Response) bool {
 				return reflect.DeepEqual(r.Content, []message.Block{message.Text("implicit")}) &&
 					r.Usage == message.Usage{InputTokens: 6, OutputTokens: 2}
 			}},
@@ -116,11 +119,13 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{}"}}`) +
 			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}}`) +
 			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"pause_turn"},"usage":{"output_tokens":1}}`) + stop, "", false,
-			func(r *Response) bool { return len(r.Content) == 0 && r.StopReason == StopPauseTurn }},
+			func(r *llm.Response) bool { return len(r.Content) == 0 && r.StopReason == llm.StopPauseTurn }},
 		{"whole input in start", ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":{"a":[1]}}}`) + stop, "", false,
-			func(r *Response) bool { return r.Content[0].Arguments == `{"a":[1]}` && r.StopReason == StopToolUse }},
+			func(r *llm.Response) bool {
+				return r.Content[0].Arguments == `{"a":[1]}` && r.StopReason == llm.StopToolUse
+			}},
 		{"signature only", ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":"S"}}`) + stop, "", false,
-			func(r *Response) bool {
+			func(r *llm.Response) bool {
 				return len(r.Content) == 1 && *r.Content[0].Signature == "S" && r.Content[0].Thinking == ""
 			}},
 		{"ends after message_delta", ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`),
@@ -131,8 +136,8 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, err := decodeAnStream(strings.NewReader(tt.stream), 0, nil)
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || Retryable(err) != tt.retryable {
-					t.Fatalf("err = %v (retryable %v)", err, Retryable(err))
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || llm.Retryable(err) != tt.retryable {
+					t.Fatalf("err = %v (retryable %v)", err, llm.Retryable(err))
 				}
 				return
 			}
@@ -146,7 +151,7 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 func TestAnthropicWithRetry(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var waits []time.Duration
-	pol := RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond, Logger: quiet,
+	pol := retry.Policy{BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond, Logger: quiet,
 		Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}
 	ok := llmtest.Reply{Text: []string{"fine"}}
 	tests := []struct {
@@ -166,9 +171,9 @@ func TestAnthropicWithRetry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, p := setupAn(t, AnthropicConfig{}, tt.first, ok)
+			srv, p := setupAn(t, Config{}, tt.first, ok)
 			waits = nil
-			_, resp, err := collect(t, WithRetry(p, pol), anRequestFor(userMsg("hi")))
+			_, resp, err := wiretest.Collect(t, retry.Wrap(p, pol), anRequestFor(userMsg("hi")))
 			if (err != nil) != tt.wantErr || len(srv.Requests()) != tt.requests {
 				t.Fatalf("err = %v after %d requests", err, len(srv.Requests()))
 			}
@@ -180,26 +185,26 @@ func TestAnthropicWithRetry(t *testing.T) {
 			}
 		})
 	}
-	_, p := setupAn(t, AnthropicConfig{}, llmtest.Reply{Status: 429, RetryAfter: "3"})
-	_, _, err := collect(t, p, anRequestFor(userMsg("hi")))
-	var se *StatusError
+	_, p := setupAn(t, Config{}, llmtest.Reply{Status: 429, RetryAfter: "3"})
+	_, _, err := wiretest.Collect(t, p, anRequestFor(userMsg("hi")))
+	var se *llm.StatusError
 	if !errors.As(err, &se) || se.RetryAfter != 3*time.Second {
 		t.Fatalf("err = %#v", err)
 	}
 }
 
 func TestAnthropicIdleTimeoutAndAbort(t *testing.T) {
-	_, p := setupAn(t, AnthropicConfig{APIKey: testKey, Timeout: 200 * time.Millisecond},
+	_, p := setupAn(t, Config{APIKey: testKey, Timeout: 200 * time.Millisecond},
 		llmtest.Reply{Text: []string{"a"}, Hang: true})
-	_, _, err := collect(t, p, anRequestFor(userMsg("hi")))
-	if err == nil || !strings.Contains(err.Error(), "no data from the server for 200ms (stream idle)") || !Retryable(err) {
+	_, _, err := wiretest.Collect(t, p, anRequestFor(userMsg("hi")))
+	if err == nil || !strings.Contains(err.Error(), "no data from the server for 200ms (stream idle)") || !llm.Retryable(err) {
 		t.Fatalf("err = %v", err)
 	}
 
-	_, p = setupAn(t, AnthropicConfig{}, llmtest.Reply{Text: []string{"a", "b", "c"}})
+	_, p = setupAn(t, Config{}, llmtest.Reply{Text: []string{"a", "b", "c"}})
 	stop := errors.New("consumer gone")
 	n := 0
-	_, err = p.Stream(context.Background(), anRequestFor(userMsg("hi")), func(Delta) error { n++; return stop })
+	_, err = p.Stream(context.Background(), anRequestFor(userMsg("hi")), func(llm.Delta) error { n++; return stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Fatalf("err = %v after %d deltas", err, n)
 	}
@@ -218,15 +223,15 @@ func TestAnthropicKeyNeverInErrors(t *testing.T) {
 		{Text: []string{"a"}, Hang: true},
 	}
 	for i, r := range replies {
-		_, p := setupAn(t, AnthropicConfig{APIKey: testKey, Timeout: 200 * time.Millisecond}, r)
-		_, _, err := collect(t, p, anRequestFor(userMsg("hi")))
+		_, p := setupAn(t, Config{APIKey: testKey, Timeout: 200 * time.Millisecond}, r)
+		_, _, err := wiretest.Collect(t, p, anRequestFor(userMsg("hi")))
 		if err == nil {
 			t.Fatalf("reply %d: no error", i)
 		}
 		if strings.Contains(err.Error(), testKey) || strings.Contains(err.Error(), "SECRET") {
 			t.Errorf("reply %d: key in error: %v", i, err)
 		}
-		if i == 1 && !errors.Is(err, ErrContextTooLong) {
+		if i == 1 && !errors.Is(err, llm.ErrContextTooLong) {
 			t.Errorf("redaction lost ErrContextTooLong: %v", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package llm
+package anthropic
 
 import (
 	"encoding/json"
@@ -7,7 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/sse"
+	"github.com/openheim/openheim/runtime/llm/transport"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -70,28 +72,28 @@ type anAccumulator struct {
 	stop    string
 	usage   message.Usage
 	events  int
-	cap     *answerCap
+	cap     *transport.AnswerCap
 }
 
 // decodeAnStream reads a Messages event stream until message_stop. It
 // forwards text and thinking deltas as they arrive and returns the assembled
-// response; an answer passing maxAnswer bytes (see newAnswerCap) ends there
-// as max_tokens.
-func decodeAnStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*Response, error) {
-	acc := &anAccumulator{byIndex: map[int]*anBlockAcc{}, cap: newAnswerCap(maxAnswer)}
+// response; an answer passing maxAnswer bytes (see transport.NewAnswerCap)
+// ends there as max_tokens.
+func decodeAnStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	acc := &anAccumulator{byIndex: map[int]*anBlockAcc{}, cap: transport.NewAnswerCap(maxAnswer)}
 	r := sse.NewReader(body)
 	for {
 		ev, err := r.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("%w: no message_stop after %d events", ErrStreamCut, acc.events)
+				return nil, fmt.Errorf("%w: no message_stop after %d events", llm.ErrStreamCut, acc.events)
 			}
 			if errors.Is(err, sse.ErrLineTooLong) {
 				return nil, fmt.Errorf("llm: stream event %d: %w", acc.events+1, err)
 			}
 			// A transport failure mid-body (reset, abort) is a cut too; the
 			// caller first checks whether it was really a cancellation.
-			return nil, fmt.Errorf("%w after %d events: %w", ErrStreamCut, acc.events, err)
+			return nil, fmt.Errorf("%w after %d events: %w", llm.ErrStreamCut, acc.events, err)
 		}
 		data := strings.TrimSpace(ev.Data)
 		if data == "" || ev.Type == "ping" {
@@ -102,15 +104,15 @@ func decodeAnStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*
 		if err := json.Unmarshal([]byte(data), &e); err != nil {
 			// %v, not %w: broken JSON is not a transport failure.
 			return nil, fmt.Errorf("llm: malformed JSON in stream event %d (%s): %v (data: %q)",
-				acc.events, ev.Type, err, truncate(data, 200))
+				acc.events, ev.Type, err, transport.Truncate(data, 200))
 		}
 		typ := ev.Type
 		if typ == "" || typ == "message" {
 			typ = e.Type
 		}
 		done, err := acc.add(typ, &e, onDelta)
-		if errors.Is(err, errAnswerCap) {
-			return acc.cap.capped(acc.response()), nil
+		if errors.Is(err, transport.ErrAnswerCap) {
+			return acc.cap.Capped(acc.response()), nil
 		}
 		if err != nil {
 			return nil, err
@@ -122,7 +124,7 @@ func decodeAnStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*
 }
 
 // add applies one event; done reports message_stop.
-func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(Delta) error) (done bool, err error) {
+func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(llm.Delta) error) (done bool, err error) {
 	switch typ {
 	case "message_start":
 		if e.Message != nil {
@@ -133,7 +135,7 @@ func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(Delta) error) (
 			return false, nil
 		}
 		cb := e.ContentBlock
-		if err := a.cap.charge(len(cb.ID) + len(cb.Name) + len(cb.Signature) + len(cb.Data) + len(cb.Input)); err != nil {
+		if err := a.cap.Charge(len(cb.ID) + len(cb.Name) + len(cb.Signature) + len(cb.Data) + len(cb.Input)); err != nil {
 			return false, err
 		}
 		b := a.start(e.Index, cb.Type)
@@ -141,9 +143,9 @@ func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(Delta) error) (
 		// The API starts text and thinking empty; a gateway may not.
 		switch cb.Type {
 		case message.TypeText:
-			return false, a.emit(b, DeltaText, cb.Text, onDelta)
+			return false, a.emit(b, llm.DeltaText, cb.Text, onDelta)
 		case message.TypeThinking:
-			return false, a.emit(b, DeltaThinking, cb.Thinking, onDelta)
+			return false, a.emit(b, llm.DeltaThinking, cb.Thinking, onDelta)
 		}
 	case "content_block_delta":
 		if e.Delta == nil {
@@ -152,16 +154,16 @@ func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(Delta) error) (
 		d := e.Delta
 		switch d.Type {
 		case "text_delta":
-			return false, a.emit(a.block(e.Index, message.TypeText), DeltaText, d.Text, onDelta)
+			return false, a.emit(a.block(e.Index, message.TypeText), llm.DeltaText, d.Text, onDelta)
 		case "thinking_delta":
-			return false, a.emit(a.block(e.Index, message.TypeThinking), DeltaThinking, d.Thinking, onDelta)
+			return false, a.emit(a.block(e.Index, message.TypeThinking), llm.DeltaThinking, d.Thinking, onDelta)
 		case "signature_delta":
-			if err := a.cap.charge(len(d.Signature)); err != nil {
+			if err := a.cap.Charge(len(d.Signature)); err != nil {
 				return false, err
 			}
 			a.block(e.Index, message.TypeThinking).sig += d.Signature
 		case "input_json_delta":
-			args, err := a.cap.take(d.PartialJSON)
+			args, err := a.cap.Take(d.PartialJSON)
 			a.block(e.Index, message.TypeToolUse).buf.WriteString(args)
 			return false, err
 		}
@@ -199,17 +201,17 @@ func (a *anAccumulator) block(index int, typ string) *anBlockAcc {
 	return a.start(index, typ)
 }
 
-func (a *anAccumulator) emit(b *anBlockAcc, kind DeltaKind, s string, onDelta func(Delta) error) error {
+func (a *anAccumulator) emit(b *anBlockAcc, kind llm.DeltaKind, s string, onDelta func(llm.Delta) error) error {
 	if s == "" {
 		return nil
 	}
-	s, capErr := a.cap.take(s)
+	s, capErr := a.cap.Take(s)
 	if s == "" {
 		return capErr
 	}
 	b.buf.WriteString(s)
 	if onDelta != nil {
-		if err := onDelta(Delta{Kind: kind, Text: s}); err != nil {
+		if err := onDelta(llm.Delta{Kind: kind, Text: s}); err != nil {
 			return err
 		}
 	}
@@ -233,8 +235,8 @@ func (a *anAccumulator) setUsage(u *anUsage) {
 	set(&a.usage.CacheReadTokens, u.CacheReadInputTokens)
 }
 
-func (a *anAccumulator) response() *Response {
-	resp := &Response{Usage: a.usage}
+func (a *anAccumulator) response() *llm.Response {
+	resp := &llm.Response{Usage: a.usage}
 	hasCalls := false
 	for _, b := range a.blocks {
 		switch b.typ {
@@ -266,7 +268,7 @@ func (a *anAccumulator) response() *Response {
 			}
 			id := b.id
 			if id == "" {
-				id = newCallID()
+				id = transport.NewCallID()
 			}
 			resp.Content = append(resp.Content, message.Block{Type: message.TypeToolUse, ID: id, Name: b.name, Arguments: args})
 		}
@@ -280,26 +282,26 @@ func (a *anAccumulator) response() *Response {
 func anStopReason(reason string, hasCalls bool) string {
 	switch reason {
 	case "end_turn", "stop_sequence":
-		return StopEndTurn
+		return llm.StopEndTurn
 	case "tool_use":
-		return StopToolUse
+		return llm.StopToolUse
 	case "max_tokens", "model_context_window_exceeded":
-		return StopMaxTokens
+		return llm.StopMaxTokens
 	case "refusal":
-		return StopRefusal
+		return llm.StopRefusal
 	case "pause_turn":
-		return StopPauseTurn
+		return llm.StopPauseTurn
 	}
 	if hasCalls {
-		return StopToolUse
+		return llm.StopToolUse
 	}
-	return StopEndTurn
+	return llm.StopEndTurn
 }
 
 // anAPIError is an `event: error` sent mid-stream.
 type anAPIError struct {
 	typ, msg string
-	status   *StatusError // the HTTP answer the error stands for, when retryable
+	status   *llm.StatusError // the HTTP answer the error stands for, when retryable
 }
 
 func (e *anAPIError) Error() string {
@@ -319,12 +321,12 @@ func anStreamError(e *anEvent) error {
 	if e.Error == nil {
 		return errors.New("llm: server error in stream")
 	}
-	err := &anAPIError{typ: e.Error.Type, msg: truncate(e.Error.Message, 300)}
+	err := &anAPIError{typ: e.Error.Type, msg: transport.Truncate(e.Error.Message, 300)}
 	if err.typ == "" {
 		err.typ = "error"
 	}
 	if e.Error.Type == "overloaded_error" {
-		err.status = &StatusError{Status: 529, Body: err.msg}
+		err.status = &llm.StatusError{Status: 529, Body: err.msg}
 	}
 	return err
 }

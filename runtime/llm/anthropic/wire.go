@@ -1,10 +1,11 @@
-package llm
+package anthropic
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -90,10 +91,13 @@ const anMinThinkingBudget = 1024
 // object schema.
 var anObjectSchema = json.RawMessage(`{"type":"object"}`)
 
+// anEmptyInput stands in for tool_use arguments that are not an object.
+var anEmptyInput = json.RawMessage(`{}`)
+
 // buildAnRequest converts a Request into the wire request. maxTokens is the
 // effective cap; thinking turns extended thinking on when the cap leaves room
 // for a budget.
-func buildAnRequest(req *Request, maxTokens int, thinking bool) *anRequest {
+func buildAnRequest(req *llm.Request, maxTokens int, thinking bool) *anRequest {
 	out := &anRequest{Model: req.Model, MaxTokens: maxTokens, Stream: true}
 	var systems []string
 	if req.System != "" {
@@ -236,7 +240,7 @@ func anAssistantBlocks(in []message.Block) []any {
 func anInput(args string) json.RawMessage {
 	raw := bytes.TrimSpace([]byte(args))
 	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
-		return emptyObject
+		return anEmptyInput
 	}
 	return raw
 }

@@ -1,14 +1,16 @@
-package llm
+package embedding
 
 import (
 	"context"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/openheim/openheim/runtime/llm/transport"
 )
 
-// geminiEmbedBaseURL is the Gemini API root used when EmbedConfig.BaseURL
-// is empty.
+// geminiEmbedBaseURL is the Gemini API root used when Config.BaseURL is
+// empty.
 const geminiEmbedBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 
 type gemEmbedPart struct {
@@ -38,22 +40,22 @@ type gemEmbedResponse struct {
 // newGeminiEmbed returns the batch call of the Gemini batchEmbedContents
 // wire. The key travels in the x-goog-api-key header, never in the URL,
 // where it would end up in proxy logs and error messages.
-func newGeminiEmbed(cfg EmbedConfig, h *embedHTTP) embedBatchFunc {
+func newGeminiEmbed(cfg Config, h *transport.JSONClient) embedBatchFunc {
 	base := cfg.BaseURL
 	if base == "" {
 		base = geminiEmbedBaseURL
 	}
 	name := strings.TrimPrefix(strings.TrimSpace(cfg.Model), "models/")
-	endpoint := endpoint(base, "/models/"+url.PathEscape(name)+":batchEmbedContents", "")
+	endpoint := transport.Endpoint(base, "/models/"+url.PathEscape(name)+":batchEmbedContents", "")
 	model := "models/" + name
-	auth := requestHeader("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
+	auth := transport.Header("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		req := gemEmbedRequest{Requests: make([]gemEmbedItem, len(texts))}
 		for i, t := range texts {
 			req.Requests[i] = gemEmbedItem{Model: model, Content: gemEmbedContent{Parts: []gemEmbedPart{{Text: t}}}}
 		}
 		var resp gemEmbedResponse
-		if err := h.postJSON(ctx, endpoint, auth, req, &resp); err != nil {
+		if err := h.Post(ctx, endpoint, auth, req, &resp); err != nil {
 			return nil, err
 		}
 		if len(resp.Embeddings) != len(texts) {

@@ -1,10 +1,15 @@
-package llm
+package embedding
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/openheim/openheim/runtime/llm/transport"
 )
+
+// openAIBaseURL is the OpenAI API root used when Config.BaseURL is empty.
+const openAIBaseURL = "https://api.openai.com/v1"
 
 // oaEmbedRequest is the body of POST {BaseURL}/embeddings.
 type oaEmbedRequest struct {
@@ -27,17 +32,17 @@ type oaEmbedResponse struct {
 
 // newOpenAIEmbed returns the batch call of the OpenAI embeddings wire,
 // which vLLM, Ollama, llama.cpp, LM Studio and most gateways also speak.
-func newOpenAIEmbed(cfg EmbedConfig, h *embedHTTP) embedBatchFunc {
+func newOpenAIEmbed(cfg Config, h *transport.JSONClient) embedBatchFunc {
 	base := cfg.BaseURL
 	if base == "" {
-		base = DefaultOpenAIBaseURL
+		base = openAIBaseURL
 	}
-	endpoint := endpoint(base, "/embeddings", "")
-	auth := requestHeader("Authorization", "Bearer ", cfg.APIKey, nil, cfg.Headers)
+	endpoint := transport.Endpoint(base, "/embeddings", "")
+	auth := transport.Header("Authorization", "Bearer ", cfg.APIKey, nil, cfg.Headers)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		var resp oaEmbedResponse
 		req := oaEmbedRequest{Model: cfg.Model, Input: texts, EncodingFormat: "float"}
-		if err := h.postJSON(ctx, endpoint, auth, req, &resp); err != nil {
+		if err := h.Post(ctx, endpoint, auth, req, &resp); err != nil {
 			return nil, err
 		}
 		return placeOAEmbeddings(&resp, len(texts))
@@ -48,7 +53,7 @@ func newOpenAIEmbed(cfg EmbedConfig, h *embedHTTP) embedBatchFunc {
 // that data[] is in input order.
 func placeOAEmbeddings(resp *oaEmbedResponse, n int) ([][]float32, error) {
 	if len(resp.Data) == 0 && len(resp.Error) > 0 && string(resp.Error) != "null" {
-		return nil, fmt.Errorf("server returned an error: %s", truncate(string(resp.Error), 300))
+		return nil, fmt.Errorf("server returned an error: %s", transport.Truncate(string(resp.Error), 300))
 	}
 	if len(resp.Data) != n {
 		return nil, fmt.Errorf("server returned %d vectors for %d texts", len(resp.Data), n)

@@ -1,4 +1,4 @@
-package llm
+package gemini
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -102,8 +103,8 @@ type gmError struct {
 }
 
 // buildGMRequest converts a Request into the wire request. maxTokens is the
-// effective cap (0: the model's default); thinking is GeminiConfig.Thinking.
-func buildGMRequest(req *Request, maxTokens int, thinking string) (*gmRequest, error) {
+// effective cap (0: the model's default); thinking is Config.Thinking.
+func buildGMRequest(req *llm.Request, maxTokens int, thinking string) (*gmRequest, error) {
 	out := &gmRequest{Contents: []gmContent{}}
 	var system []gmPart
 	if req.System != "" {

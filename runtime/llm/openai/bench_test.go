@@ -1,4 +1,4 @@
-package llm
+package openai
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkOpenAIStream(b *testing.B) {
 	reply := llmtest.Reply{Text: text, Usage: &llmtest.Usage{Prompt: 10, Completion: chunks}}
 	srv := llmtest.New()
 	defer srv.Close()
-	p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL(), Timeout: 10 * time.Second})
+	p := New(Config{BaseURL: srv.URL(), Timeout: 10 * time.Second})
 	req := simpleRequest()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -30,7 +31,7 @@ func BenchmarkOpenAIStream(b *testing.B) {
 		b.StopTimer()
 		srv.Enqueue(reply)
 		b.StartTimer()
-		resp, err := p.Stream(context.Background(), req, func(Delta) error { return nil })
+		resp, err := p.Stream(context.Background(), req, func(llm.Delta) error { return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -54,7 +55,7 @@ func BenchmarkDecodeOAStream(b *testing.B) {
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := decodeOAStream(io.Reader(strings.NewReader(stream)), 0, func(Delta) error { return nil }); err != nil {
+		if _, err := decodeOAStream(io.Reader(strings.NewReader(stream)), 0, func(llm.Delta) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

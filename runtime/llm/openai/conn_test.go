@@ -1,4 +1,4 @@
-package llm
+package openai
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/openheim/openheim/runtime/message"
 )
@@ -34,9 +36,9 @@ func TestOpenAIIdleTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, p := setup(t, OpenAIConfig{Timeout: timeout}, tt.reply)
+			_, p := setup(t, Config{Timeout: timeout}, tt.reply)
 			start := time.Now()
-			_, resp, err := collect(t, p, simpleRequest())
+			_, resp, err := wiretest.Collect(t, p, simpleRequest())
 			took := time.Since(start)
 			if tt.wantErr == "" {
 				if err != nil || resp.Content[0].Text != "abcdefghijkl" {
@@ -50,7 +52,7 @@ func TestOpenAIIdleTimeout(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
-			if !Retryable(err) {
+			if !llm.Retryable(err) {
 				t.Errorf("a timeout should be retryable: %v", err)
 			}
 			if took > timeout+time.Second {
@@ -62,16 +64,16 @@ func TestOpenAIIdleTimeout(t *testing.T) {
 
 func TestOpenAICustomClientIdleTimeout(t *testing.T) {
 	// A caller's client has no header timeout of ours; the watchdog covers it.
-	_, p := setup(t, OpenAIConfig{Timeout: 200 * time.Millisecond, HTTPClient: &http.Client{}},
+	_, p := setup(t, Config{Timeout: 200 * time.Millisecond, HTTPClient: &http.Client{}},
 		llmtest.Reply{Text: []string{"a"}, DelayMs: 2000})
-	_, _, err := collect(t, p, simpleRequest())
-	if err == nil || !strings.Contains(err.Error(), "waiting for the response") || !Retryable(err) {
+	_, _, err := wiretest.Collect(t, p, simpleRequest())
+	if err == nil || !strings.Contains(err.Error(), "waiting for the response") || !llm.Retryable(err) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestOpenAICancelStopsStream(t *testing.T) {
-	srv, p := setup(t, OpenAIConfig{Timeout: time.Minute}, llmtest.Reply{Text: []string{"a"}, Hang: true})
+	srv, p := setup(t, Config{Timeout: time.Minute}, llmtest.Reply{Text: []string{"a"}, Hang: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -85,7 +87,7 @@ func TestOpenAICancelStopsStream(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if !errors.Is(err, context.Canceled) || Retryable(err) {
+		if !errors.Is(err, context.Canceled) || llm.Retryable(err) {
 			t.Fatalf("err = %v", err)
 		}
 	case <-time.After(2 * time.Second):
@@ -94,10 +96,10 @@ func TestOpenAICancelStopsStream(t *testing.T) {
 }
 
 func TestOpenAIOnDeltaErrorAborts(t *testing.T) {
-	_, p := setup(t, OpenAIConfig{}, llmtest.Reply{Text: []string{"a", "b", "c"}})
+	_, p := setup(t, Config{}, llmtest.Reply{Text: []string{"a", "b", "c"}})
 	stop := errors.New("consumer gone")
 	n := 0
-	_, err := p.Stream(context.Background(), simpleRequest(), func(Delta) error { n++; return stop })
+	_, err := p.Stream(context.Background(), simpleRequest(), func(llm.Delta) error { n++; return stop })
 	if !errors.Is(err, stop) || n != 1 {
 		t.Fatalf("err = %v after %d deltas", err, n)
 	}
@@ -110,10 +112,10 @@ func TestOpenAIConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := NewOpenAI(OpenAIConfig{BaseURL: "http://" + addr + "/v1", APIKey: testKey})
+	p := New(Config{BaseURL: "http://" + addr + "/v1", APIKey: testKey})
 	_, err = p.Stream(context.Background(), simpleRequest(), nil)
-	if err == nil || !Retryable(err) || strings.Contains(err.Error(), testKey) {
-		t.Fatalf("err = %v (retryable %v)", err, Retryable(err))
+	if err == nil || !llm.Retryable(err) || strings.Contains(err.Error(), testKey) {
+		t.Fatalf("err = %v (retryable %v)", err, llm.Retryable(err))
 	}
 }
 
@@ -123,9 +125,9 @@ func TestOpenAICloseBeforeResponse(t *testing.T) {
 		panic(http.ErrAbortHandler)
 	}))
 	defer ts.Close()
-	_, err := NewOpenAI(OpenAIConfig{BaseURL: ts.URL}).Stream(context.Background(), simpleRequest(), nil)
-	if err == nil || !Retryable(err) {
-		t.Fatalf("err = %v (retryable %v)", err, Retryable(err))
+	_, err := New(Config{BaseURL: ts.URL}).Stream(context.Background(), simpleRequest(), nil)
+	if err == nil || !llm.Retryable(err) {
+		t.Fatalf("err = %v (retryable %v)", err, llm.Retryable(err))
 	}
 }
 
@@ -140,31 +142,14 @@ func TestOpenAIKeyNeverInErrors(t *testing.T) {
 		{Text: []string{"a"}, Hang: true},
 	}
 	for i, r := range replies {
-		_, p := setup(t, OpenAIConfig{APIKey: testKey, Timeout: 200 * time.Millisecond}, r)
-		_, _, err := collect(t, p, simpleRequest())
+		_, p := setup(t, Config{APIKey: testKey, Timeout: 200 * time.Millisecond}, r)
+		_, _, err := wiretest.Collect(t, p, simpleRequest())
 		if err == nil {
 			t.Fatalf("reply %d: no error", i)
 		}
 		if strings.Contains(err.Error(), testKey) || strings.Contains(err.Error(), "SECRET") {
 			t.Errorf("reply %d: key in error: %v", i, err)
 		}
-	}
-}
-
-func TestHide(t *testing.T) {
-	r := secretsOf(testKey, "", nil)
-	base := errors.New("dial http://h/?k=" + testKey)
-	err := hide(base, r)
-	if strings.Contains(err.Error(), testKey) || !errors.Is(err, base) {
-		t.Fatalf("hide = %v", err)
-	}
-	se := hide(&StatusError{Status: 401, Body: "bad " + testKey}, r)
-	var got *StatusError
-	if !errors.As(se, &got) || got.Status != 401 || strings.Contains(se.Error(), testKey) {
-		t.Fatalf("status hide = %#v", se)
-	}
-	if hide(base, nil) != base || hide(nil, r) != nil {
-		t.Fatal("hide must pass through")
 	}
 }
 
@@ -181,11 +166,11 @@ const rawStream = "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"ro
 	"data: [DONE]\r\n\r\n"
 
 func TestDecodeOAStreamSplitEverywhere(t *testing.T) {
-	want := &Response{
+	want := &llm.Response{
 		Content: []message.Block{{Type: message.TypeThinking, Thinking: "hm"}, message.Text("Hé"),
 			{Type: message.TypeToolUse, ID: "c1", Name: "f", Arguments: `{"p":"世"}`},
 			{Type: message.TypeToolUse, ID: "c2", Name: "g", Arguments: `{}`}},
-		StopReason: StopToolUse, Usage: message.Usage{InputTokens: 9, OutputTokens: 4},
+		StopReason: llm.StopToolUse, Usage: message.Usage{InputTokens: 9, OutputTokens: 4},
 	}
 	for i := 0; i <= len(rawStream); i++ {
 		r := io.MultiReader(strings.NewReader(rawStream[:i]), iotest.HalfReader(strings.NewReader(rawStream[i:])))
@@ -211,7 +196,7 @@ func TestDecodeOAStreamWholeCallsWithSameIndex(t *testing.T) {
 	for _, b := range resp.Content {
 		got = append(got, b.ID+":"+b.Name+":"+b.Arguments)
 	}
-	if strings.Join(got, " ") != `a:f:{} b:g:{"x":1} c:h:{}` || resp.StopReason != StopToolUse {
+	if strings.Join(got, " ") != `a:f:{} b:g:{"x":1} c:h:{}` || resp.StopReason != llm.StopToolUse {
 		t.Fatalf("got %v %s", got, resp.StopReason)
 	}
 }

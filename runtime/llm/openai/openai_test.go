@@ -1,4 +1,4 @@
-package llm
+package openai
 
 import (
 	"context"
@@ -11,14 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/message"
 )
 
 const testKey = "sk-test-SECRET-4242"
 
 // setup starts a fake server with replies and a client pointed at it.
-func setup(t *testing.T, cfg OpenAIConfig, replies ...llmtest.Reply) (*llmtest.Server, Provider) {
+func setup(t *testing.T, cfg Config, replies ...llmtest.Reply) (*llmtest.Server, llm.Provider) {
 	t.Helper()
 	srv := llmtest.New()
 	t.Cleanup(srv.Close)
@@ -27,41 +30,30 @@ func setup(t *testing.T, cfg OpenAIConfig, replies ...llmtest.Reply) (*llmtest.S
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	return srv, NewOpenAI(cfg)
+	return srv, New(cfg)
 }
 
-func simpleRequest() *Request {
-	return &Request{Model: "gpt-test", System: "be brief",
+func simpleRequest() *llm.Request {
+	return &llm.Request{Model: "gpt-test", System: "be brief",
 		Messages: []message.Message{{Role: message.RoleUser, Content: []message.Block{message.Text("hi")}}}}
 }
 
-// collect runs one call and returns the forwarded deltas.
-func collect(t *testing.T, p Provider, req *Request) ([]Delta, *Response, error) {
-	t.Helper()
-	var ds []Delta
-	resp, err := p.Stream(context.Background(), req, func(d Delta) error {
-		ds = append(ds, d)
-		return nil
-	})
-	return ds, resp, err
-}
-
 func TestOpenAIStreamText(t *testing.T) {
-	srv, p := setup(t, OpenAIConfig{APIKey: testKey, Headers: map[string]string{"X-Title": "openheim"}},
+	srv, p := setup(t, Config{APIKey: testKey, Headers: map[string]string{"X-Title": "openheim"}},
 		llmtest.Reply{Thinking: []string{"let me ", "think"}, Text: []string{"Hel", "lo ", "wörld 🎉"},
 			Usage: &llmtest.Usage{Prompt: 100, Completion: 7, Cached: 60}})
-	ds, resp, err := collect(t, p, simpleRequest())
+	ds, resp, err := wiretest.Collect(t, p, simpleRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDeltas := []Delta{{DeltaThinking, "let me "}, {DeltaThinking, "think"},
-		{DeltaText, "Hel"}, {DeltaText, "lo "}, {DeltaText, "wörld 🎉"}}
+	wantDeltas := []llm.Delta{{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"},
+		{Kind: llm.DeltaText, Text: "Hel"}, {Kind: llm.DeltaText, Text: "lo "}, {Kind: llm.DeltaText, Text: "wörld 🎉"}}
 	if !reflect.DeepEqual(ds, wantDeltas) {
 		t.Errorf("deltas = %#v", ds)
 	}
-	want := &Response{
+	want := &llm.Response{
 		Content:    []message.Block{{Type: message.TypeThinking, Thinking: "let me think"}, message.Text("Hello wörld 🎉")},
-		StopReason: StopEndTurn,
+		StopReason: llm.StopEndTurn,
 		Usage:      message.Usage{InputTokens: 40, OutputTokens: 7, CacheReadTokens: 60},
 	}
 	if !reflect.DeepEqual(resp, want) {
@@ -82,8 +74,8 @@ func TestOpenAIStreamText(t *testing.T) {
 }
 
 func TestOpenAINoKeyNoAuthorization(t *testing.T) {
-	srv, p := setup(t, OpenAIConfig{}, llmtest.Reply{Text: []string{"ok"}})
-	if _, _, err := collect(t, p, simpleRequest()); err != nil {
+	srv, p := setup(t, Config{}, llmtest.Reply{Text: []string{"ok"}})
+	if _, _, err := wiretest.Collect(t, p, simpleRequest()); err != nil {
 		t.Fatal(err)
 	}
 	if h := srv.Requests()[0].Header; h.Get("Authorization") != "" {
@@ -94,23 +86,23 @@ func TestOpenAINoKeyNoAuthorization(t *testing.T) {
 func TestOpenAIMaxTokensField(t *testing.T) {
 	tests := []struct {
 		name       string
-		cfg        OpenAIConfig
+		cfg        Config
 		reqMax     int
 		wantField  string
 		wantAbsent string
 		want       float64
 	}{
-		{"compatible server", OpenAIConfig{MaxTokens: 1000}, 0, "max_tokens", "max_completion_tokens", 1000},
-		{"kind openai", OpenAIConfig{MaxTokens: 1000, MaxCompletionTokens: true}, 0, "max_completion_tokens", "max_tokens", 1000},
-		{"request overrides config", OpenAIConfig{MaxTokens: 1000}, 50, "max_tokens", "max_completion_tokens", 50},
-		{"unset", OpenAIConfig{}, 0, "", "max_tokens", 0},
+		{"compatible server", Config{MaxTokens: 1000}, 0, "max_tokens", "max_completion_tokens", 1000},
+		{"kind openai", Config{MaxTokens: 1000, MaxCompletionTokens: true}, 0, "max_completion_tokens", "max_tokens", 1000},
+		{"request overrides config", Config{MaxTokens: 1000}, 50, "max_tokens", "max_completion_tokens", 50},
+		{"unset", Config{}, 0, "", "max_tokens", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, p := setup(t, tt.cfg, llmtest.Reply{Text: []string{"ok"}})
 			req := simpleRequest()
 			req.MaxTokens = tt.reqMax
-			if _, _, err := collect(t, p, req); err != nil {
+			if _, _, err := wiretest.Collect(t, p, req); err != nil {
 				t.Fatal(err)
 			}
 			body := srv.Requests()[0].Body
@@ -136,26 +128,26 @@ func TestOpenAIToolCalls(t *testing.T) {
 			{ID: "call_b", Name: "list_dir", Arguments: `{"path":"."}`, Split: 3}}},
 			[]message.Block{
 				{Type: message.TypeToolUse, ID: "call_a", Name: "read_file", Arguments: `{"path":"dïr/ünïcode.txt","limit":10}`},
-				{Type: message.TypeToolUse, ID: "call_b", Name: "list_dir", Arguments: `{"path":"."}`}}, StopToolUse},
+				{Type: message.TypeToolUse, ID: "call_b", Name: "list_dir", Arguments: `{"path":"."}`}}, llm.StopToolUse},
 		{"text then call, split across reads", llmtest.Reply{Text: []string{"Looking."}, ChunkDelayMs: 5,
 			ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "grep", Arguments: `{"q":"a b"}`, Split: 5}}},
 			[]message.Block{message.Text("Looking."), {Type: message.TypeToolUse, ID: "c1", Name: "grep", Arguments: `{"q":"a b"}`}},
-			StopToolUse},
+			llm.StopToolUse},
 		{"missing ids generated", llmtest.Reply{ToolCalls: []llmtest.ToolCall{
 			{Name: "a", Arguments: `{}`}, {Name: "b", Arguments: `{"x":1}`, Split: 2}}},
 			[]message.Block{{Type: message.TypeToolUse, Name: "a", Arguments: `{}`},
-				{Type: message.TypeToolUse, Name: "b", Arguments: `{"x":1}`}}, StopToolUse},
+				{Type: message.TypeToolUse, Name: "b", Arguments: `{"x":1}`}}, llm.StopToolUse},
 		{"empty arguments become {}", llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "now"}}},
-			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "now", Arguments: `{}`}}, StopToolUse},
+			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "now", Arguments: `{}`}}, llm.StopToolUse},
 		{"stop with calls is tool_use", llmtest.Reply{FinishReason: "stop", ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "x", Arguments: `{}`}}},
-			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "x", Arguments: `{}`}}, StopToolUse},
+			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "x", Arguments: `{}`}}, llm.StopToolUse},
 		{"length with calls stays max_tokens", llmtest.Reply{FinishReason: "length", ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "x", Arguments: `{"a":`}}},
-			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "x", Arguments: `{"a":`}}, StopMaxTokens},
+			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "x", Arguments: `{"a":`}}, llm.StopMaxTokens},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, p := setup(t, OpenAIConfig{}, tt.reply)
-			_, resp, err := collect(t, p, simpleRequest())
+			_, p := setup(t, Config{}, tt.reply)
+			_, resp, err := wiretest.Collect(t, p, simpleRequest())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,12 +174,12 @@ func TestOpenAIToolCalls(t *testing.T) {
 
 func TestOpenAIFinishReasons(t *testing.T) {
 	for reason, want := range map[string]string{
-		"stop": StopEndTurn, "length": StopMaxTokens, "content_filter": StopRefusal,
-		"tool_calls": StopToolUse, "function_call": StopToolUse, "eos": StopEndTurn,
+		"stop": llm.StopEndTurn, "length": llm.StopMaxTokens, "content_filter": llm.StopRefusal,
+		"tool_calls": llm.StopToolUse, "function_call": llm.StopToolUse, "eos": llm.StopEndTurn,
 	} {
 		t.Run(reason, func(t *testing.T) {
-			_, p := setup(t, OpenAIConfig{}, llmtest.Reply{Text: []string{"x"}, FinishReason: reason})
-			_, resp, err := collect(t, p, simpleRequest())
+			_, p := setup(t, Config{}, llmtest.Reply{Text: []string{"x"}, FinishReason: reason})
+			_, resp, err := wiretest.Collect(t, p, simpleRequest())
 			if err != nil || resp.StopReason != want {
 				t.Fatalf("got %v, %v; want %s", resp, err, want)
 			}
@@ -206,15 +198,15 @@ func TestOpenAIWireVariants(t *testing.T) {
 		"error null": func(r *llmtest.Reply) { r.ErrorNull = true },
 		"all":        func(r *llmtest.Reply) { r.CRLF, r.NoSpace, r.KeepAlive, r.ErrorNull = true, true, true, true },
 	}
-	want := &Response{Content: []message.Block{message.Text("ab"),
+	want := &llm.Response{Content: []message.Block{message.Text("ab"),
 		{Type: message.TypeToolUse, ID: "c", Name: "f", Arguments: `{"k":"v"}`}},
-		StopReason: StopToolUse, Usage: message.Usage{InputTokens: 5, OutputTokens: 2}}
+		StopReason: llm.StopToolUse, Usage: message.Usage{InputTokens: 5, OutputTokens: 2}}
 	for name, mod := range variants {
 		t.Run(name, func(t *testing.T) {
 			r := base
 			mod(&r)
-			_, p := setup(t, OpenAIConfig{}, r)
-			_, resp, err := collect(t, p, simpleRequest())
+			_, p := setup(t, Config{}, r)
+			_, resp, err := wiretest.Collect(t, p, simpleRequest())
 			if err != nil || !reflect.DeepEqual(resp, want) {
 				t.Fatalf("got %#v, %v", resp, err)
 			}
@@ -223,11 +215,11 @@ func TestOpenAIWireVariants(t *testing.T) {
 }
 
 func TestOpenAIRejectStreamOptions(t *testing.T) {
-	srv, p := setup(t, OpenAIConfig{},
+	srv, p := setup(t, Config{},
 		llmtest.Reply{Text: []string{"one"}, RejectStreamOptions: true, Usage: &llmtest.Usage{Prompt: 1, Completion: 1}},
 		llmtest.Reply{Text: []string{"two"}, RejectStreamOptions: true})
 	for i, want := range []string{"one", "two"} {
-		_, resp, err := collect(t, p, simpleRequest())
+		_, resp, err := wiretest.Collect(t, p, simpleRequest())
 		if err != nil || len(resp.Content) != 1 || resp.Content[0].Text != want {
 			t.Fatalf("call %d: %#v, %v", i, resp, err)
 		}
@@ -249,30 +241,29 @@ func TestOpenAIRejectStreamOptions(t *testing.T) {
 }
 
 func TestOpenAIErrors(t *testing.T) {
-	tests := []errCase{
-		{"401", llmtest.Reply{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided: ` + testKey + `"}}`},
-			"HTTP 401: ", false, 401, false, false},
-		{"400", llmtest.Reply{Status: 400}, "HTTP 400: ", false, 400, false, false},
-		{"429", llmtest.Reply{Status: 429, RetryAfter: "2"}, "HTTP 429: ", true, 429, false, false},
-		{"503", llmtest.Reply{Status: 503}, "HTTP 503: ", true, 503, false, false},
-		{"malformed", llmtest.Reply{Text: []string{"a"}, Malformed: true}, "malformed JSON in stream chunk 2", false, 0, false, false},
-		{"cut before any text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 1}, "stream cut", true, 0, true, false},
-		{"cut after text", llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 2}, "stream cut", true, 0, true, false},
-		{"cut before DONE", llmtest.Reply{Text: []string{"a"}, CutAfter: 3}, "no [DONE] after 3 chunks", true, 0, true, false},
+	tests := []wiretest.ErrCase{
+		{Name: "401", Reply: llmtest.Reply{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided: ` + testKey + `"}}`}, Contains: "HTTP 401: ", Status: 401},
+		{Name: "400", Reply: llmtest.Reply{Status: 400}, Contains: "HTTP 400: ", Status: 400},
+		{Name: "429", Reply: llmtest.Reply{Status: 429, RetryAfter: "2"}, Contains: "HTTP 429: ", Retryable: true, Status: 429},
+		{Name: "503", Reply: llmtest.Reply{Status: 503}, Contains: "HTTP 503: ", Retryable: true, Status: 503},
+		{Name: "malformed", Reply: llmtest.Reply{Text: []string{"a"}, Malformed: true}, Contains: "malformed JSON in stream chunk 2"},
+		{Name: "cut before any text", Reply: llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 1}, Contains: "stream cut", Retryable: true, Cut: true},
+		{Name: "cut after text", Reply: llmtest.Reply{Text: []string{"a", "b"}, CutAfter: 2}, Contains: "stream cut", Retryable: true, Cut: true},
+		{Name: "cut before DONE", Reply: llmtest.Reply{Text: []string{"a"}, CutAfter: 3}, Contains: "no [DONE] after 3 chunks", Retryable: true, Cut: true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, p := setup(t, OpenAIConfig{APIKey: testKey}, tt.reply)
-			_, _, err := collect(t, p, simpleRequest())
-			checkErrorClass(t, err, tt, testKey)
+		t.Run(tt.Name, func(t *testing.T) {
+			_, p := setup(t, Config{APIKey: testKey}, tt.Reply)
+			_, _, err := wiretest.Collect(t, p, simpleRequest())
+			wiretest.CheckErrorClass(t, err, tt, testKey)
 		})
 	}
 }
 
 func TestOpenAIRetryAfterParsed(t *testing.T) {
-	_, p := setup(t, OpenAIConfig{}, llmtest.Reply{Status: 429, RetryAfter: "3"})
-	_, _, err := collect(t, p, simpleRequest())
-	var se *StatusError
+	_, p := setup(t, Config{}, llmtest.Reply{Status: 429, RetryAfter: "3"})
+	_, _, err := wiretest.Collect(t, p, simpleRequest())
+	var se *llm.StatusError
 	if !errors.As(err, &se) || se.RetryAfter != 3*time.Second {
 		t.Fatalf("err = %#v", err)
 	}
@@ -292,8 +283,8 @@ func TestOpenAIErrorChunk(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := decodeOAStream(strings.NewReader(tt.stream), 0, nil)
-			if err == nil || !strings.Contains(err.Error(), tt.contains) || Retryable(err) != tt.retryable {
-				t.Fatalf("err = %v (retryable %v)", err, Retryable(err))
+			if err == nil || !strings.Contains(err.Error(), tt.contains) || llm.Retryable(err) != tt.retryable {
+				t.Fatalf("err = %v (retryable %v)", err, llm.Retryable(err))
 			}
 		})
 	}
@@ -302,7 +293,7 @@ func TestOpenAIErrorChunk(t *testing.T) {
 func TestOpenAIEmptyScript(t *testing.T) {
 	srv := llmtest.New()
 	defer srv.Close()
-	p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL()})
+	p := New(Config{BaseURL: srv.URL()})
 	_, err := p.Stream(context.Background(), simpleRequest(), nil)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 500: llmtest: no scripted reply for request 1") {
 		t.Fatalf("err = %v", err)
@@ -316,14 +307,14 @@ func TestOpenAIJSONInsteadOfStream(t *testing.T) {
 		_, _ = w.Write([]byte(`{"choices":[{"message":{"content":"hi"}}]}`))
 	}))
 	defer ts.Close()
-	_, err := NewOpenAI(OpenAIConfig{BaseURL: ts.URL}).Stream(context.Background(), simpleRequest(), nil)
-	if err == nil || !strings.Contains(err.Error(), "expected an event stream, got application/json") || Retryable(err) {
+	_, err := New(Config{BaseURL: ts.URL}).Stream(context.Background(), simpleRequest(), nil)
+	if err == nil || !strings.Contains(err.Error(), "expected an event stream, got application/json") || llm.Retryable(err) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestBuildOARequestJSON(t *testing.T) {
-	req := &Request{Model: "m", System: "sys",
+	req := &llm.Request{Model: "m", System: "sys",
 		Messages: []message.Message{
 			{Role: message.RoleUser, Content: []message.Block{message.Text("look"), {Type: message.TypeImage, MimeType: "image/png", Data: "AAA="}}},
 			{Role: message.RoleAssistant, Content: []message.Block{{Type: message.TypeThinking, Thinking: "secret"},
@@ -334,7 +325,7 @@ func TestBuildOARequestJSON(t *testing.T) {
 			{Role: message.RoleTool, Content: []message.Block{message.ToolResult("c3", "h", "", false)}},
 			{Role: message.RoleUser, Content: []message.Block{message.Text("a"), message.Text("b")}},
 		},
-		Tools: []ToolSpec{{Name: "f", Description: "does f", Parameters: json.RawMessage(`{"type":"object"}`)}, {Name: "g"}},
+		Tools: []llm.ToolSpec{{Name: "f", Description: "does f", Parameters: json.RawMessage(`{"type":"object"}`)}, {Name: "g"}},
 	}
 	got, err := json.Marshal(buildOARequest(req, 0, false, true))
 	if err != nil {
@@ -354,7 +345,7 @@ func TestBuildOARequestJSON(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 
-	noTools, _ := json.Marshal(buildOARequest(&Request{Model: "m"}, 10, true, false))
+	noTools, _ := json.Marshal(buildOARequest(&llm.Request{Model: "m"}, 10, true, false))
 	if string(noTools) != `{"model":"m","messages":[],"stream":true,"max_completion_tokens":10}` {
 		t.Errorf("minimal request = %s", noTools)
 	}
@@ -367,19 +358,19 @@ func TestOpenAIContextTooLong(t *testing.T) {
 	} {
 		srv := llmtest.New()
 		srv.Enqueue(llmtest.Reply{Status: 400, ErrorBody: body})
-		p := WithRetry(NewOpenAI(OpenAIConfig{BaseURL: srv.URL()}), RetryPolicy{BaseDelay: time.Millisecond})
-		_, err := p.Stream(context.Background(), &Request{Model: "m"}, nil)
+		p := retry.Wrap(New(Config{BaseURL: srv.URL()}), retry.Policy{BaseDelay: time.Millisecond})
+		_, err := p.Stream(context.Background(), &llm.Request{Model: "m"}, nil)
 		srv.Close()
-		var se *StatusError
-		if !errors.Is(err, ErrContextTooLong) || !errors.As(err, &se) || len(srv.Requests()) != 1 {
+		var se *llm.StatusError
+		if !errors.Is(err, llm.ErrContextTooLong) || !errors.As(err, &se) || len(srv.Requests()) != 1 {
 			t.Errorf("%s: err = %v after %d requests", body, err, len(srv.Requests()))
 		}
 	}
 	srv := llmtest.New()
 	defer srv.Close()
 	srv.Enqueue(llmtest.Reply{Status: 400, ErrorBody: `{"error":{"message":"invalid tool schema"}}`})
-	_, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL()}).Stream(context.Background(), &Request{Model: "m"}, nil)
-	if errors.Is(err, ErrContextTooLong) {
+	_, err := New(Config{BaseURL: srv.URL()}).Stream(context.Background(), &llm.Request{Model: "m"}, nil)
+	if errors.Is(err, llm.ErrContextTooLong) {
 		t.Errorf("an unrelated 400 is not context too long: %v", err)
 	}
 }

@@ -1,9 +1,7 @@
-package llm
+package openai
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +9,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/sse"
+	"github.com/openheim/openheim/runtime/llm/transport"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/tidwall/gjson"
 )
@@ -75,7 +75,7 @@ type oaAccumulator struct {
 	usage     *oaUsage
 	chunks    int
 	forwarded bool
-	cap       *answerCap
+	cap       *transport.AnswerCap
 }
 
 type oaCallAcc struct {
@@ -85,22 +85,22 @@ type oaCallAcc struct {
 
 // decodeOAStream reads SSE events until [DONE]. It forwards deltas as they
 // arrive and returns the assembled response; an answer passing maxAnswer
-// bytes (see newAnswerCap) ends there as max_tokens.
-func decodeOAStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*Response, error) {
-	acc := &oaAccumulator{byIndex: map[int]*oaCallAcc{}, cap: newAnswerCap(maxAnswer)}
+// bytes (see transport.NewAnswerCap) ends there as max_tokens.
+func decodeOAStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	acc := &oaAccumulator{byIndex: map[int]*oaCallAcc{}, cap: transport.NewAnswerCap(maxAnswer)}
 	r := sse.NewReader(body)
 	for {
 		ev, err := r.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("%w: no [DONE] after %d chunks", ErrStreamCut, acc.chunks)
+				return nil, fmt.Errorf("%w: no [DONE] after %d chunks", llm.ErrStreamCut, acc.chunks)
 			}
 			if errors.Is(err, sse.ErrLineTooLong) {
 				return nil, fmt.Errorf("llm: stream chunk %d: %w", acc.chunks+1, err)
 			}
 			// A transport failure mid-body (reset, abort) is a cut too; the
 			// caller first checks whether it was really a cancellation.
-			return nil, fmt.Errorf("%w after %d chunks: %w", ErrStreamCut, acc.chunks, err)
+			return nil, fmt.Errorf("%w after %d chunks: %w", llm.ErrStreamCut, acc.chunks, err)
 		}
 		data := strings.TrimSpace(ev.Data)
 		if data == "[DONE]" {
@@ -111,8 +111,8 @@ func decodeOAStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*
 		}
 		acc.chunks++
 		if err := acc.add(data, onDelta); err != nil {
-			if errors.Is(err, errAnswerCap) {
-				return acc.cap.capped(acc.response()), nil
+			if errors.Is(err, transport.ErrAnswerCap) {
+				return acc.cap.Capped(acc.response()), nil
 			}
 			return nil, err
 		}
@@ -122,7 +122,7 @@ func decodeOAStream(body io.Reader, maxAnswer int, onDelta func(Delta) error) (*
 // add decodes one chunk. It walks the JSON with gjson instead of decoding
 // it into structs: this runs for every streamed token and was the biggest
 // cost of a busy server (a third of the time per chunk, 13 allocations).
-func (a *oaAccumulator) add(data string, onDelta func(Delta) error) error {
+func (a *oaAccumulator) add(data string, onDelta func(llm.Delta) error) error {
 	if !gjson.Valid(data) {
 		var v any
 		return a.malformed(data, json.Unmarshal([]byte(data), &v))
@@ -154,7 +154,7 @@ func (a *oaAccumulator) add(data string, onDelta func(Delta) error) error {
 	return err
 }
 
-func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(Delta) error) error {
+func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(llm.Delta) error) error {
 	f := members(ch, "index", "delta", "finish_reason")
 	index, delta, finish := f[0], f[1], f[2]
 	if index.Int() != 0 {
@@ -168,9 +168,9 @@ func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(Delta) error) er
 	// Fields some servers fill with other types (null, numbers) count as
 	// absent, as looseString does.
 	for _, f := range []struct {
-		kind DeltaKind
+		kind llm.DeltaKind
 		v    gjson.Result
-	}{{DeltaThinking, reasoningContent}, {DeltaThinking, reasoning}, {DeltaText, content}} {
+	}{{llm.DeltaThinking, reasoningContent}, {llm.DeltaThinking, reasoning}, {llm.DeltaText, content}} {
 		if f.v.Type != gjson.String {
 			continue
 		}
@@ -209,29 +209,29 @@ func members(obj gjson.Result, names ...string) (out [4]gjson.Result) {
 func (a *oaAccumulator) malformed(data string, err error) error {
 	// %v, not %w: a server that sends broken JSON will do it again, and
 	// wrapping could let the syntax error look like a transport failure.
-	return fmt.Errorf("llm: malformed JSON in stream chunk %d: %v (data: %q)", a.chunks, err, truncate(data, 200))
+	return fmt.Errorf("llm: malformed JSON in stream chunk %d: %v (data: %q)", a.chunks, err, transport.Truncate(data, 200))
 }
 
 func (a *oaAccumulator) malformedChunk(err error) error {
 	return fmt.Errorf("llm: malformed JSON in stream chunk %d: %v", a.chunks, err)
 }
 
-func (a *oaAccumulator) emit(kind DeltaKind, s string, onDelta func(Delta) error) error {
+func (a *oaAccumulator) emit(kind llm.DeltaKind, s string, onDelta func(llm.Delta) error) error {
 	if s == "" {
 		return nil
 	}
-	s, capErr := a.cap.take(s)
+	s, capErr := a.cap.Take(s)
 	if s == "" {
 		return capErr
 	}
-	if kind == DeltaThinking {
+	if kind == llm.DeltaThinking {
 		a.thinking.WriteString(s)
 	} else {
 		a.text.WriteString(s)
 	}
 	a.forwarded = true
 	if onDelta != nil {
-		if err := onDelta(Delta{Kind: kind, Text: s}); err != nil {
+		if err := onDelta(llm.Delta{Kind: kind, Text: s}); err != nil {
 			return err
 		}
 	}
@@ -252,7 +252,7 @@ func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) error {
 		call = a.calls[len(a.calls)-1]
 	}
 	if call == nil {
-		if err := a.cap.charge(len(tc.ID) + len(tc.Function.Name)); err != nil {
+		if err := a.cap.Charge(len(tc.ID) + len(tc.Function.Name)); err != nil {
 			return err
 		}
 		call = &oaCallAcc{}
@@ -267,13 +267,13 @@ func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) error {
 	if call.name == "" {
 		call.name = string(tc.Function.Name)
 	}
-	args, err := a.cap.take(string(tc.Function.Arguments))
+	args, err := a.cap.Take(string(tc.Function.Arguments))
 	call.args.WriteString(args)
 	return err
 }
 
-func (a *oaAccumulator) response() *Response {
-	resp := &Response{StopReason: mapFinishReason(a.finish, len(a.calls) > 0)}
+func (a *oaAccumulator) response() *llm.Response {
+	resp := &llm.Response{StopReason: mapFinishReason(a.finish, len(a.calls) > 0)}
 	if a.thinking.Len() > 0 {
 		resp.Content = append(resp.Content, message.Block{Type: message.TypeThinking, Thinking: a.thinking.String()})
 	}
@@ -283,7 +283,7 @@ func (a *oaAccumulator) response() *Response {
 	for _, c := range a.calls {
 		id := c.id
 		if id == "" {
-			id = newCallID()
+			id = transport.NewCallID()
 		}
 		args := c.args.String()
 		if strings.TrimSpace(args) == "" {
@@ -309,16 +309,16 @@ func (a *oaAccumulator) response() *Response {
 func mapFinishReason(reason string, hasCalls bool) string {
 	switch reason {
 	case "length":
-		return StopMaxTokens
+		return llm.StopMaxTokens
 	case "content_filter":
-		return StopRefusal
+		return llm.StopRefusal
 	case "tool_calls", "function_call":
-		return StopToolUse
+		return llm.StopToolUse
 	}
 	if hasCalls {
-		return StopToolUse
+		return llm.StopToolUse
 	}
-	return StopEndTurn
+	return llm.StopEndTurn
 }
 
 // chunkError turns an in-stream error object into an error. A numeric code
@@ -327,22 +327,14 @@ func mapFinishReason(reason string, hasCalls bool) string {
 func chunkError(raw json.RawMessage) error {
 	var e oaError
 	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
-		return fmt.Errorf("llm: server error in stream: %s", truncate(string(raw), 300))
+		return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(string(raw), 300))
 	}
 	var code int
 	if json.Unmarshal(e.Code, &code) == nil && code >= 400 && code <= 599 {
-		return &StatusError{Status: code, Body: truncate(e.Message, maxErrorBody)}
+		return &llm.StatusError{Status: code, Body: transport.Truncate(e.Message, transport.MaxErrorBody)}
 	}
 	if e.Type != "" {
-		return fmt.Errorf("llm: server error in stream (%s): %s", e.Type, truncate(e.Message, 300))
+		return fmt.Errorf("llm: server error in stream (%s): %s", e.Type, transport.Truncate(e.Message, 300))
 	}
-	return fmt.Errorf("llm: server error in stream: %s", truncate(e.Message, 300))
-}
-
-// newCallID makes an id for a tool call the server sent without one; the id
-// must be unique because tool results are matched to calls by it.
-func newCallID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "call_" + hex.EncodeToString(b[:])
+	return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(e.Message, 300))
 }

@@ -1,9 +1,10 @@
-package llm
+package openai
 
 import (
 	"encoding/json"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -73,7 +74,7 @@ var emptyObject = json.RawMessage(`{}`)
 // effective cap (0: let the server decide); completionTokens picks the field
 // name, since OpenAI's reasoning models reject max_tokens while most
 // compatible servers only know max_tokens.
-func buildOARequest(req *Request, maxTokens int, completionTokens, streamOptions bool) *oaRequest {
+func buildOARequest(req *llm.Request, maxTokens int, completionTokens, streamOptions bool) *oaRequest {
 	// An empty conversation is still an array: servers reject "messages": null.
 	out := &oaRequest{Model: req.Model, Stream: true, Messages: []oaMessage{}}
 	if streamOptions {

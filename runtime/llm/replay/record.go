@@ -1,4 +1,4 @@
-package llm
+package replay
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/redact"
 )
@@ -19,7 +20,7 @@ import (
 // config's redactor, so a secret a tool printed or the model repeated is
 // masked too (cassettes get committed to repositories).
 type Recorder struct {
-	p    Provider
+	p    llm.Provider
 	path string
 	red  *redact.Redactor
 
@@ -31,7 +32,7 @@ type Recorder struct {
 // at path, replacing any file there, with red's secrets masked (nil: none).
 // The file is rewritten (atomically) after every reply, so a run that is
 // cut short keeps what it got.
-func NewRecorder(p Provider, path string, red *redact.Redactor) (*Recorder, error) {
+func NewRecorder(p llm.Provider, path string, red *redact.Redactor) (*Recorder, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
@@ -39,11 +40,11 @@ func NewRecorder(p Provider, path string, red *redact.Redactor) (*Recorder, erro
 	return r, r.save()
 }
 
-// Stream implements Provider.
-func (r *Recorder) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
+// Stream implements llm.Provider.
+func (r *Recorder) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	var stream []CassetteDelta
-	resp, err := r.p.Stream(ctx, req, func(d Delta) error {
-		if d.Kind == DeltaThinking {
+	resp, err := r.p.Stream(ctx, req, func(d llm.Delta) error {
+		if d.Kind == llm.DeltaThinking {
 			stream = append(stream, CassetteDelta{Thinking: d.Text})
 		} else {
 			stream = append(stream, CassetteDelta{Text: d.Text})

@@ -1,4 +1,4 @@
-package llm
+package replay
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/redact"
 )
@@ -15,11 +16,11 @@ import (
 // fixed answers every call with the same content.
 type fixed struct{ content []message.Block }
 
-func (f fixed) Stream(_ context.Context, _ *Request, on func(Delta) error) (*Response, error) {
-	on(Delta{Kind: DeltaThinking, Text: "let me "})
-	on(Delta{Kind: DeltaThinking, Text: "think"})
-	on(Delta{Kind: DeltaText, Text: "Looking."})
-	return &Response{Content: f.content, StopReason: StopToolUse, Usage: message.Usage{InputTokens: 7, CacheReadTokens: 3}}, nil
+func (f fixed) Stream(_ context.Context, _ *llm.Request, on func(llm.Delta) error) (*llm.Response, error) {
+	on(llm.Delta{Kind: llm.DeltaThinking, Text: "let me "})
+	on(llm.Delta{Kind: llm.DeltaThinking, Text: "think"})
+	on(llm.Delta{Kind: llm.DeltaText, Text: "Looking."})
+	return &llm.Response{Content: f.content, StopReason: llm.StopToolUse, Usage: message.Usage{InputTokens: 7, CacheReadTokens: 3}}, nil
 }
 
 func TestRecordThenReplayIsLossless(t *testing.T) {
@@ -35,9 +36,9 @@ func TestRecordThenReplayIsLossless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &Request{Model: "m", System: "secret system prompt", Messages: []message.Message{
+	req := &llm.Request{Model: "m", System: "secret system prompt", Messages: []message.Message{
 		{Role: message.RoleUser, Content: []message.Block{message.Text("hi")}}}}
-	got, err := rec.Stream(context.Background(), req, func(Delta) error { return nil })
+	got, err := rec.Stream(context.Background(), req, func(llm.Delta) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,24 +47,24 @@ func TestRecordThenReplayIsLossless(t *testing.T) {
 		t.Error("the cassette must hold messages and replies only")
 	}
 
-	replay, err := NewReplay(path)
+	replay, err := New(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var deltas []Delta
-	again, err := replay.Stream(context.Background(), req, func(d Delta) error { deltas = append(deltas, d); return nil })
+	var deltas []llm.Delta
+	again, err := replay.Stream(context.Background(), req, func(d llm.Delta) error { deltas = append(deltas, d); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(again.Content, got.Content) || again.Usage != got.Usage || again.StopReason != got.StopReason {
 		t.Fatalf("replayed %+v\nrecorded %+v", again, got)
 	}
-	want := []Delta{{DeltaThinking, "let me "}, {DeltaThinking, "think"}, {DeltaText, "Looking."}}
+	want := []llm.Delta{{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"}, {Kind: llm.DeltaText, Text: "Looking."}}
 	if !reflect.DeepEqual(deltas, want) {
 		t.Errorf("replay must stream the recorded fragments: %+v", deltas)
 	}
 	// A different conversation is a clear mismatch, not a wrong answer.
-	replay, _ = NewReplay(path)
+	replay, _ = New(path)
 	req.Messages[0].Content[0].Text = "bye"
 	if _, err := replay.Stream(context.Background(), req, nil); err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("err = %v", err)
@@ -73,7 +74,7 @@ func TestRecordThenReplayIsLossless(t *testing.T) {
 func TestRecorderSkipsFailedCalls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.json")
 	rec, _ := NewRecorder(failing{}, path, nil)
-	if _, err := rec.Stream(context.Background(), &Request{}, nil); err == nil {
+	if _, err := rec.Stream(context.Background(), &llm.Request{}, nil); err == nil {
 		t.Fatal("want the provider's error")
 	}
 	c, err := LoadCassette(path)
@@ -84,8 +85,8 @@ func TestRecorderSkipsFailedCalls(t *testing.T) {
 
 type failing struct{}
 
-func (failing) Stream(context.Context, *Request, func(Delta) error) (*Response, error) {
-	return nil, ErrStreamCut
+func (failing) Stream(context.Context, *llm.Request, func(llm.Delta) error) (*llm.Response, error) {
+	return nil, llm.ErrStreamCut
 }
 
 // TestRecorderMasksSecrets: a secret in the conversation (a tool's output)
@@ -97,9 +98,9 @@ func TestRecorderMasksSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &Request{Model: "m", Messages: []message.Message{
+	req := &llm.Request{Model: "m", Messages: []message.Message{
 		{Role: message.RoleUser, Content: []message.Block{message.Text("env says KEY=" + secret)}}}}
-	if _, err := rec.Stream(context.Background(), req, func(Delta) error { return nil }); err != nil {
+	if _, err := rec.Stream(context.Background(), req, func(llm.Delta) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)

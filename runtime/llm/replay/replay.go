@@ -1,4 +1,7 @@
-package llm
+// Package replay is the cassette wire: a Provider that plays recorded model
+// replies from a file (see CASSETTE.md one directory up), and the Recorder
+// that writes them from a live provider.
+package replay
 
 import (
 	"bytes"
@@ -12,6 +15,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/transport"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -96,7 +101,7 @@ func LoadCassette(path string) (*Cassette, error) {
 	for i := range c.Replies {
 		r := &c.Replies[i]
 		switch r.StopReason {
-		case "", StopEndTurn, StopToolUse, StopMaxTokens, StopRefusal, StopPauseTurn:
+		case "", llm.StopEndTurn, llm.StopToolUse, llm.StopMaxTokens, llm.StopRefusal, llm.StopPauseTurn:
 		default:
 			return nil, fmt.Errorf("replay: cassette %s: reply %d: unknown stop_reason %q", path, i+1, r.StopReason)
 		}
@@ -134,12 +139,12 @@ func argumentText(raw json.RawMessage) (string, error) {
 			return "", err
 		}
 		if !json.Valid([]byte(s)) {
-			return "", fmt.Errorf("string %q is not JSON", truncate(s, 60))
+			return "", fmt.Errorf("string %q is not JSON", transport.Truncate(s, 60))
 		}
 		return s, nil
 	}
 	if raw[0] != '{' {
-		return "", fmt.Errorf("want a JSON object or string, got %s", truncate(string(raw), 60))
+		return "", fmt.Errorf("want a JSON object or string, got %s", transport.Truncate(string(raw), 60))
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
@@ -155,8 +160,8 @@ type replayProvider struct {
 	next int
 }
 
-// NewReplay returns a Provider that plays the cassette at path.
-func NewReplay(path string) (Provider, error) {
+// New returns a Provider that plays the cassette at path.
+func New(path string) (llm.Provider, error) {
 	c, err := LoadCassette(path)
 	if err != nil {
 		return nil, err
@@ -164,8 +169,8 @@ func NewReplay(path string) (Provider, error) {
 	return &replayProvider{path: path, c: c}, nil
 }
 
-// Stream implements Provider.
-func (p *replayProvider) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
+// Stream implements llm.Provider.
+func (p *replayProvider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	p.mu.Lock()
 	n := p.next
 	p.next++
@@ -183,7 +188,7 @@ func (p *replayProvider) Stream(ctx context.Context, req *Request, onDelta func(
 			return nil, fmt.Errorf("replay: request %d does not match cassette %s: %s", n+1, p.path, why)
 		}
 	}
-	resp := &Response{Usage: rep.Usage, StopReason: rep.StopReason, Content: rep.blocks()}
+	resp := &llm.Response{Usage: rep.Usage, StopReason: rep.StopReason, Content: rep.blocks()}
 	for _, d := range rep.deltas(resp.Content) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -198,9 +203,9 @@ func (p *replayProvider) Stream(ctx context.Context, req *Request, onDelta func(
 		return nil, err
 	}
 	if resp.StopReason == "" {
-		resp.StopReason = StopEndTurn
+		resp.StopReason = llm.StopEndTurn
 		if len(rep.ToolCalls) > 0 || len(message.Message{Content: resp.Content}.ToolUses()) > 0 {
-			resp.StopReason = StopToolUse
+			resp.StopReason = llm.StopToolUse
 		}
 	}
 	return resp, nil
@@ -208,29 +213,29 @@ func (p *replayProvider) Stream(ctx context.Context, req *Request, onDelta func(
 
 // deltas is what the reply streams: the recorded fragments, else the text
 // and thinking of its blocks cut into word-sized pieces.
-func (rep CassetteReply) deltas(content []message.Block) []Delta {
-	var out []Delta
+func (rep CassetteReply) deltas(content []message.Block) []llm.Delta {
+	var out []llm.Delta
 	if len(rep.Stream) > 0 {
 		for _, d := range rep.Stream {
 			if d.Thinking != "" {
-				out = append(out, Delta{Kind: DeltaThinking, Text: d.Thinking})
+				out = append(out, llm.Delta{Kind: llm.DeltaThinking, Text: d.Thinking})
 			} else {
-				out = append(out, Delta{Kind: DeltaText, Text: d.Text})
+				out = append(out, llm.Delta{Kind: llm.DeltaText, Text: d.Text})
 			}
 		}
 		return out
 	}
 	for _, b := range content {
-		kind, text := DeltaText, b.Text
+		kind, text := llm.DeltaText, b.Text
 		switch b.Type {
 		case message.TypeThinking:
-			kind, text = DeltaThinking, b.Thinking
+			kind, text = llm.DeltaThinking, b.Thinking
 		case message.TypeText:
 		default:
 			continue
 		}
 		for _, w := range splitWords(text) {
-			out = append(out, Delta{Kind: kind, Text: w})
+			out = append(out, llm.Delta{Kind: kind, Text: w})
 		}
 	}
 	return out
@@ -369,5 +374,5 @@ func excerpt(v json.RawMessage) string {
 		}
 		return strconv.Quote(s)
 	}
-	return truncate(string(v), 80)
+	return transport.Truncate(string(v), 80)
 }

@@ -1,4 +1,4 @@
-package llm
+package replay
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -38,13 +39,13 @@ const cassette = `{"version": 1, "replies": [
  {"text": "no request check"}
 ]}`
 
-func firstRequest() *Request {
-	return &Request{Model: "any", Messages: []message.Message{{Role: message.RoleUser, Content: []message.Block{message.Text("list it")}}}}
+func firstRequest() *llm.Request {
+	return &llm.Request{Model: "any", Messages: []message.Message{{Role: message.RoleUser, Content: []message.Block{message.Text("list it")}}}}
 }
 
 // secondRequest is the conversation after the first reply, with live tool
 // results.
-func secondRequest(first *Response, listing, file string) *Request {
+func secondRequest(first *llm.Response, listing, file string) *llm.Request {
 	req := firstRequest()
 	req.Messages = append(req.Messages,
 		message.Message{Role: message.RoleAssistant, Content: append([]message.Block(nil), first.Content...)},
@@ -55,25 +56,25 @@ func secondRequest(first *Response, listing, file string) *Request {
 }
 
 func TestReplayPlaysInOrder(t *testing.T) {
-	p, err := NewReplay(writeCassette(t, cassette))
+	p, err := New(writeCassette(t, cassette))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ds []Delta
-	first, err := p.Stream(context.Background(), firstRequest(), func(d Delta) error { ds = append(ds, d); return nil })
+	var ds []llm.Delta
+	first, err := p.Stream(context.Background(), firstRequest(), func(d llm.Delta) error { ds = append(ds, d); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDeltas := []Delta{{DeltaThinking, "I "}, {DeltaThinking, "will "}, {DeltaThinking, "list."},
-		{DeltaText, "Let "}, {DeltaText, "me "}, {DeltaText, "look "}, {DeltaText, "at "}, {DeltaText, "it."}}
+	wantDeltas := []llm.Delta{{Kind: llm.DeltaThinking, Text: "I "}, {Kind: llm.DeltaThinking, Text: "will "}, {Kind: llm.DeltaThinking, Text: "list."},
+		{Kind: llm.DeltaText, Text: "Let "}, {Kind: llm.DeltaText, Text: "me "}, {Kind: llm.DeltaText, Text: "look "}, {Kind: llm.DeltaText, Text: "at "}, {Kind: llm.DeltaText, Text: "it."}}
 	if !reflect.DeepEqual(ds, wantDeltas) {
 		t.Errorf("deltas = %v", ds)
 	}
-	want := &Response{Content: []message.Block{
+	want := &llm.Response{Content: []message.Block{
 		{Type: message.TypeThinking, Thinking: "I will list."}, message.Text("Let me look at it."),
 		{Type: message.TypeToolUse, ID: "call_1", Name: "list_dir", Arguments: `{"path":"."}`},
 		{Type: message.TypeToolUse, ID: "call_1_2", Name: "read_file", Arguments: `{"path": "a.txt"}`}},
-		StopReason: StopToolUse, Usage: message.Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: 2}}
+		StopReason: llm.StopToolUse, Usage: message.Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: 2}}
 	if !reflect.DeepEqual(first, want) {
 		t.Fatalf("first = %#v", first)
 	}
@@ -83,21 +84,21 @@ func TestReplayPlaysInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.StopReason != StopMaxTokens || second.Content[0].Text != "Done." {
+	if second.StopReason != llm.StopMaxTokens || second.Content[0].Text != "Done." {
 		t.Errorf("second = %#v", second)
 	}
-	third, err := p.Stream(context.Background(), &Request{}, nil)
-	if err != nil || third.StopReason != StopEndTurn || third.Content[0].Text != "no request check" {
+	third, err := p.Stream(context.Background(), &llm.Request{}, nil)
+	if err != nil || third.StopReason != llm.StopEndTurn || third.Content[0].Text != "no request check" {
 		t.Errorf("third = %#v, %v", third, err)
 	}
-	_, err = p.Stream(context.Background(), &Request{}, nil)
+	_, err = p.Stream(context.Background(), &llm.Request{}, nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "replay: cassette ") || !strings.HasSuffix(err.Error(), "c.json has no reply #4") {
 		t.Errorf("exhausted: %v", err)
 	}
 }
 
 func TestReplayMismatch(t *testing.T) {
-	base, err := NewReplay(writeCassette(t, cassette))
+	base, err := New(writeCassette(t, cassette))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,35 +107,35 @@ func TestReplayMismatch(t *testing.T) {
 
 	tests := []struct {
 		name string
-		req  func() *Request
+		req  func() *llm.Request
 		want string
 	}{
-		{"tool result content", func() *Request { return secondRequest(first, "x", "bye") },
+		{"tool result content", func() *llm.Request { return secondRequest(first, "x", "bye") },
 			`message 3 (tool) block 2 content: recorded "hello", got "bye"`},
-		{"long content truncated", func() *Request { return secondRequest(first, "x", long) },
+		{"long content truncated", func() *llm.Request { return secondRequest(first, "x", long) },
 			`message 3 (tool) block 2 content: recorded "hello", got "` + strings.Repeat("ü", 40) + `"…`},
-		{"message count", func() *Request { return firstRequest() }, "recorded 3 messages, got 1"},
-		{"role", func() *Request {
+		{"message count", func() *llm.Request { return firstRequest() }, "recorded 3 messages, got 1"},
+		{"role", func() *llm.Request {
 			r := secondRequest(first, "x", "hello")
 			r.Messages[2].Role = message.RoleUser
 			return r
 		}, `message 3 role: recorded "tool", got "user"`},
-		{"block count", func() *Request {
+		{"block count", func() *llm.Request {
 			r := secondRequest(first, "x", "hello")
 			r.Messages[1].Content = r.Messages[1].Content[1:]
 			return r
 		}, "message 2 (assistant): recorded 4 blocks, got 3"},
-		{"block type", func() *Request {
+		{"block type", func() *llm.Request {
 			r := secondRequest(first, "x", "hello")
 			r.Messages[0].Content[0] = message.Block{Type: message.TypeImage, Data: "AA", MimeType: "image/png"}
 			return r
 		}, `message 1 (user) block 1 type: recorded "text", got "image"`},
-		{"tool arguments", func() *Request {
+		{"tool arguments", func() *llm.Request {
 			r := secondRequest(first, "x", "hello")
 			r.Messages[1].Content[2].Arguments = `{"path":".."}`
 			return r
 		}, `message 2 (assistant) block 3 arguments: recorded "{\"path\":\".\"}", got "{\"path\":\"..\"}"`},
-		{"error flag", func() *Request {
+		{"error flag", func() *llm.Request {
 			r := secondRequest(first, "x", "hello")
 			r.Messages[2].Content[0].IsError = true
 			return r
@@ -143,7 +144,7 @@ func TestReplayMismatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeCassette(t, cassette)
-			p, _ := NewReplay(path)
+			p, _ := New(path)
 			if _, err := p.Stream(context.Background(), firstRequest(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +176,7 @@ func TestLoadCassetteErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewReplay(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+	if _, err := New(filepath.Join(t.TempDir(), "missing.json")); err == nil {
 		t.Fatal("missing file accepted")
 	}
 }
@@ -196,14 +197,14 @@ func TestReplayArgumentsDefaults(t *testing.T) {
 }
 
 func TestReplayCancelAndOnDeltaError(t *testing.T) {
-	p, _ := NewReplay(writeCassette(t, `{"version": 1, "replies": [{"text": "a b c"}, {"text": "x"}]}`))
+	p, _ := New(writeCassette(t, `{"version": 1, "replies": [{"text": "a b c"}, {"text": "x"}]}`))
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	_, err := p.Stream(ctx, &Request{}, func(Delta) error { n++; cancel(); return nil })
+	_, err := p.Stream(ctx, &llm.Request{}, func(llm.Delta) error { n++; cancel(); return nil })
 	if err != context.Canceled || n != 1 {
 		t.Fatalf("err = %v after %d deltas", err, n)
 	}
-	_, err = p.Stream(context.Background(), &Request{}, func(Delta) error { return os.ErrClosed })
+	_, err = p.Stream(context.Background(), &llm.Request{}, func(llm.Delta) error { return os.ErrClosed })
 	if err != os.ErrClosed {
 		t.Fatalf("onDelta error not returned: %v", err)
 	}
@@ -219,14 +220,14 @@ func TestReplayConcurrentCallsEachConsumeOne(t *testing.T) {
 		b.WriteString(`{"text": "r"}`)
 	}
 	b.WriteString(`]}`)
-	p, _ := NewReplay(writeCassette(t, b.String()))
+	p, _ := New(writeCassette(t, b.String()))
 	var wg sync.WaitGroup
 	errs := make(chan error, 25)
 	for i := 0; i < 25; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := p.Stream(context.Background(), &Request{}, nil)
+			_, err := p.Stream(context.Background(), &llm.Request{}, nil)
 			errs <- err
 		}()
 	}

@@ -1,4 +1,4 @@
-package llm
+package retry_test
 
 import (
 	"bytes"
@@ -10,10 +10,38 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/embedding"
+	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/llm/openai"
+	"github.com/openheim/openheim/runtime/llm/retry"
+	"github.com/openheim/openheim/runtime/message"
 )
 
-// sleepRecorder is an injected RetryPolicy.Sleep: it records each wait
+// The retry loop against the real clients and the fake servers.
+
+const testKey = "sk-test-SECRET-4242"
+
+// setup starts a fake server with replies and an OpenAI client on it.
+func setup(t *testing.T, cfg openai.Config, replies ...llmtest.Reply) (*llmtest.Server, llm.Provider) {
+	t.Helper()
+	srv := llmtest.New()
+	t.Cleanup(srv.Close)
+	srv.Enqueue(replies...)
+	cfg.BaseURL = srv.URL()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	return srv, openai.New(cfg)
+}
+
+func simpleRequest() *llm.Request {
+	return &llm.Request{Model: "gpt-test", System: "be brief",
+		Messages: []message.Message{{Role: message.RoleUser, Content: []message.Block{message.Text("hi")}}}}
+}
+
+// sleepRecorder is an injected retry.Policy.Sleep: it records each wait
 // instead of taking it.
 type sleepRecorder struct{ waits []time.Duration }
 
@@ -51,15 +79,15 @@ func TestRetryAfterHonoured(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			rec := &sleepRecorder{}
-			pol := RetryPolicy{MaxWait: tt.maxWait, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Sleep: rec.sleep}
-			srv, p := setup(t, OpenAIConfig{APIKey: testKey},
+			pol := retry.Policy{MaxWait: tt.maxWait, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Sleep: rec.sleep}
+			srv, p := setup(t, openai.Config{APIKey: testKey},
 				llmtest.Reply{Status: 429, RetryAfter: tt.retryAfter, ErrorBody: `{"error":{"message":"Rate limit reached"}}`}, ok)
-			_, resp, err := collect(t, WithRetry(p, pol), simpleRequest())
+			_, resp, err := wiretest.Collect(t, retry.Wrap(p, pol), simpleRequest())
 			if n := len(srv.Requests()); n != tt.requests {
 				t.Errorf("%d requests, want %d", n, tt.requests)
 			}
 			if tt.wantErr != "" {
-				var se *StatusError
+				var se *llm.StatusError
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &se) || se.Status != 429 {
 					t.Fatalf("err = %v, want %q wrapping the 429", err, tt.wantErr)
 				}
@@ -89,10 +117,10 @@ func TestRetryAfterHonoured(t *testing.T) {
 func TestRetryBackoffWarning(t *testing.T) {
 	var logs bytes.Buffer
 	rec := &sleepRecorder{}
-	pol := RetryPolicy{BaseDelay: 4 * time.Second, MaxWait: 3 * time.Second,
+	pol := retry.Policy{BaseDelay: 4 * time.Second, MaxWait: 3 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Sleep: rec.sleep}
-	_, p := setup(t, OpenAIConfig{}, llmtest.Reply{Status: 503}, llmtest.Reply{Status: 503}, llmtest.Reply{Text: []string{"ok"}})
-	if _, _, err := collect(t, WithRetry(p, pol), simpleRequest()); err != nil {
+	_, p := setup(t, openai.Config{}, llmtest.Reply{Status: 503}, llmtest.Reply{Status: 503}, llmtest.Reply{Text: []string{"ok"}})
+	if _, _, err := wiretest.Collect(t, retry.Wrap(p, pol), simpleRequest()); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.waits) != 2 {
@@ -114,8 +142,8 @@ func TestRetryAfterEmbeddings(t *testing.T) {
 	defer srv.Close()
 	srv.FailNext(429, "120")
 	rec := &sleepRecorder{}
-	e, err := NewEmbedder(EmbedConfig{Kind: "openai", BaseURL: srv.URL(), Model: "m",
-		Retry: RetryPolicy{Logger: fastPolicy.Logger, Sleep: rec.sleep}})
+	e, err := embedding.New(embedding.Config{Kind: "openai", BaseURL: srv.URL(), Model: "m",
+		Retry: retry.Policy{Logger: wiretest.FastPolicy.Logger, Sleep: rec.sleep}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,19 +153,50 @@ func TestRetryAfterEmbeddings(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfterLong(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for in, want := range map[string]time.Duration{
-		"90000":                            90000 * time.Second, // over a day: kept, the policy refuses it
-		"1e30":                             maxRetryAfter,
-		"NaN":                              0,
-		"Inf":                              maxRetryAfter,
-		"Fri, 01 Jan 2027 00:00:00 GMT":    maxRetryAfter,
-		"Thu, 01 Jan 2026 01:00:00 GMT":    time.Hour,
-		"Thursday, 01-Jan-26 00:00:30 GMT": 30 * time.Second, // RFC 850, still accepted
-	} {
-		if got := parseRetryAfter(in, now); got != want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
-		}
+func TestWithRetryOpenAI(t *testing.T) {
+	ok := llmtest.Reply{Text: []string{"fine"}}
+	tests := []struct {
+		name         string
+		replies      []llmtest.Reply
+		wantRequests int
+		wantText     string
+		wantErr      string
+		timeout      time.Duration // default: generous, so a loaded machine does not add retries
+	}{
+		{"429 then success", []llmtest.Reply{{Status: 429, RetryAfter: "0"}, ok}, 2, "fine", "", 0},
+		{"500 x4 gives up", []llmtest.Reply{{Status: 500}, {Status: 500}, {Status: 500}, {Status: 500}, ok}, 4, "", "HTTP 500", 0},
+		{"cut stream retried", []llmtest.Reply{{Text: []string{"a"}, CutAfter: 1}, ok}, 2, "fine", "", 0},
+		{"cut after text not retried", []llmtest.Reply{{Text: []string{"a", "b"}, CutAfter: 2}, ok}, 1, "", "stream cut", 0},
+		{"malformed not retried", []llmtest.Reply{{Malformed: true}, ok}, 1, "", "malformed JSON", 0},
+		{"idle timeout retried", []llmtest.Reply{{Hang: true}, ok}, 2, "fine", "", 200 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			pol := wiretest.FastPolicy
+			pol.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			srv, p := setup(t, openai.Config{APIKey: testKey, Timeout: tt.timeout}, tt.replies...)
+			var text strings.Builder
+			resp, err := retry.Wrap(p, pol).Stream(context.Background(), simpleRequest(), func(d llm.Delta) error {
+				text.WriteString(d.Text)
+				return nil
+			})
+			if n := len(srv.Requests()); n != tt.wantRequests {
+				t.Errorf("%d requests, want %d", n, tt.wantRequests)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+			} else if err != nil || resp.Content[0].Text != tt.wantText || text.String() != tt.wantText {
+				t.Fatalf("got %v (streamed %q), %v", resp, text.String(), err)
+			}
+			if retries := strings.Count(logs.String(), "level=WARN"); retries != tt.wantRequests-1 {
+				t.Errorf("%d retry log lines, want %d:\n%s", retries, tt.wantRequests-1, logs.String())
+			}
+			if strings.Contains(logs.String(), testKey) {
+				t.Errorf("key in logs: %s", logs.String())
+			}
+		})
 	}
 }

@@ -1,4 +1,8 @@
-package llm
+// Package retry is the one retry loop of openheim's model and embedding
+// calls: llm.Retryable errors are retried with jittered exponential backoff,
+// a server's Retry-After is honoured up to a limit, and nothing is retried
+// once the caller's context is done.
+package retry
 
 import (
 	"context"
@@ -7,14 +11,16 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/openheim/openheim/runtime/llm"
 )
 
-// DefaultMaxWait is the longest wait before a retry when RetryPolicy.MaxWait
-// is zero: a server asking for longer (Retry-After) fails the call.
+// DefaultMaxWait is the longest wait before a retry when Policy.MaxWait is
+// zero: a server asking for longer (Retry-After) fails the call.
 const DefaultMaxWait = 60 * time.Second
 
-// RetryPolicy says how WithRetry retries. Zero fields take the defaults.
-type RetryPolicy struct {
+// Policy says how Do and Wrap retry. Zero fields take the defaults.
+type Policy struct {
 	MaxRetries int           // retries after the first attempt; default 3, negative: none
 	BaseDelay  time.Duration // first backoff; default 500ms, doubled per retry
 	MaxDelay   time.Duration // cap on one backoff wait; default 8s
@@ -30,7 +36,7 @@ type RetryPolicy struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-func (pol RetryPolicy) withDefaults() RetryPolicy {
+func (pol Policy) withDefaults() Policy {
 	if pol.MaxRetries == 0 {
 		pol.MaxRetries = 3
 	}
@@ -70,8 +76,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Retry-After when it gave one (asked is then true), else exponential
 // backoff with "equal jitter" (half fixed, half random) so clients that
 // failed together do not retry together.
-func (pol RetryPolicy) delay(n int, err error) (d time.Duration, asked bool) {
-	var se *StatusError
+func (pol Policy) delay(n int, err error) (d time.Duration, asked bool) {
+	var se *llm.StatusError
 	if errors.As(err, &se) && se.RetryAfter > 0 {
 		return se.RetryAfter, true
 	}
@@ -88,7 +94,7 @@ func (pol RetryPolicy) delay(n int, err error) (d time.Duration, asked bool) {
 // wait sleeps before retry number n (0-based) of what after err, saying in
 // one warning how long and why. It fails, without waiting, when the server
 // asks for more than MaxWait, and when ctx ends first.
-func (pol RetryPolicy) wait(ctx context.Context, n int, what string, err error) error {
+func (pol Policy) wait(ctx context.Context, n int, what string, err error) error {
 	d, asked := pol.delay(n, err)
 	why := "(backoff)"
 	if asked {
@@ -106,35 +112,55 @@ func (pol RetryPolicy) wait(ctx context.Context, n int, what string, err error) 
 	return nil
 }
 
-type retryProvider struct {
-	p   Provider
-	pol RetryPolicy
+// Do calls fn until it succeeds, fails for good (llm.Retryable says no),
+// the policy's retries are spent or ctx ends, waiting between attempts as
+// the policy says. what names the call in the retry warnings.
+func Do(ctx context.Context, pol Policy, what string, fn func() error) error {
+	_, err := run(ctx, pol.withDefaults(), what, func() (struct{}, bool, error) {
+		return struct{}{}, true, fn()
+	})
+	return err
 }
 
-// WithRetry wraps p so that Retryable errors are retried with backoff. An
-// attempt that has already forwarded a delta is never retried: the consumer
-// has shown those fragments to the user, and a second attempt would stream a
-// different answer after them.
-func WithRetry(p Provider, pol RetryPolicy) Provider {
-	return &retryProvider{p: p, pol: pol.withDefaults()}
-}
-
-// Stream implements Provider.
-func (r *retryProvider) Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error) {
+// run is the loop behind Do and Wrap. try makes one attempt; again false
+// makes its failure final whatever the error. pol has its defaults.
+func run[T any](ctx context.Context, pol Policy, what string, try func() (T, bool, error)) (T, error) {
 	for attempt := 0; ; attempt++ {
+		v, again, err := try()
+		if err == nil || !again || attempt >= pol.MaxRetries || !llm.Retryable(err) || ctx.Err() != nil {
+			return v, err
+		}
+		if err := pol.wait(ctx, attempt, what, err); err != nil {
+			var zero T
+			return zero, err
+		}
+	}
+}
+
+type provider struct {
+	p   llm.Provider
+	pol Policy
+}
+
+// Wrap returns p with llm.Retryable errors retried with backoff. An attempt
+// that has already forwarded a delta is never retried: the consumer has
+// shown those fragments to the user, and a second attempt would stream a
+// different answer after them.
+func Wrap(p llm.Provider, pol Policy) llm.Provider {
+	return &provider{p: p, pol: pol.withDefaults()}
+}
+
+// Stream implements llm.Provider.
+func (r *provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	return run(ctx, r.pol, "model call", func() (*llm.Response, bool, error) {
 		forwarded := false
-		resp, err := r.p.Stream(ctx, req, func(d Delta) error {
+		resp, err := r.p.Stream(ctx, req, func(d llm.Delta) error {
 			forwarded = true
 			if onDelta == nil {
 				return nil
 			}
 			return onDelta(d)
 		})
-		if err == nil || forwarded || attempt >= r.pol.MaxRetries || !Retryable(err) || ctx.Err() != nil {
-			return resp, err
-		}
-		if err := r.pol.wait(ctx, attempt, "model call", err); err != nil {
-			return nil, err
-		}
-	}
+		return resp, !forwarded, err
+	})
 }

@@ -1,4 +1,4 @@
-package llm
+package transport
 
 import (
 	"bytes"
@@ -13,46 +13,53 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/redact"
 )
 
-// DefaultTimeout is used when a client config's Timeout is zero. It is
+// DefaultTimeout is used when a Config's Timeout is zero. It is
 // generous because local servers may load a model before sending the first
 // byte.
 const DefaultTimeout = 120 * time.Second
 
-// sseClient is the HTTP side shared by the streaming clients: it POSTs a JSON
-// body and hands the event-stream answer to a wire decoder, under an idle
-// watchdog. Non-2xx answers become StatusErrors.
-type sseClient struct {
-	url     string
+// SSEClient is the HTTP side shared by the streaming clients: it POSTs a
+// JSON body and hands the event-stream answer to a wire decoder, under an
+// idle watchdog. Non-2xx answers become llm.StatusErrors.
+type SSEClient struct {
+	// URL is where Do posts. A wire whose path depends on the request
+	// (Gemini: the model) posts through a copy with its own URL.
+	URL     string
 	client  *http.Client
 	timeout time.Duration    // <= 0: no watchdog
 	red     *redact.Redactor // masked in error bodies
 }
 
-// newSSEClient applies the Timeout convention of the client configs (zero:
+// NewSSEClient applies the Timeout convention of Config (zero:
 // DefaultTimeout, negative: none) and builds a transport with connect and
-// header timeouts unless the caller brought its own http.Client.
-func newSSEClient(url string, timeout time.Duration, hc *http.Client, red *redact.Redactor) *sseClient {
-	c := &sseClient{url: url, timeout: timeout, client: hc, red: red}
+// header timeouts unless the caller brought its own http.Client. red holds
+// the client's own secrets (see Secrets).
+func NewSSEClient(url string, timeout time.Duration, hc *http.Client, red *redact.Redactor) *SSEClient {
+	c := &SSEClient{URL: url, timeout: timeout, client: hc, red: red}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
 	if c.client == nil {
-		c.client = newHTTPClient(c.timeout)
+		c.client = HTTPClient(c.timeout)
 	}
 	return c
 }
 
-// newHTTPClient bounds connecting, the TLS handshake and waiting for the
+// Hide masks the client's secrets in err (see the package function Hide).
+func (c *SSEClient) Hide(err error) error { return Hide(err, c.red) }
+
+// HTTPClient bounds connecting, the TLS handshake and waiting for the
 // response headers by timeout (none when it is negative). It sets no
 // http.Client.Timeout: that would kill a healthy long stream.
 //
 // Clients are shared per timeout for the life of the process: a provider
 // is made for every turn, and a transport per turn would open a new
 // connection (and TLS handshake) each time and strand its idle ones.
-func newHTTPClient(timeout time.Duration) *http.Client {
+func HTTPClient(timeout time.Duration) *http.Client {
 	if c, ok := httpClients.Load(timeout); ok {
 		return c.(*http.Client)
 	}
@@ -70,12 +77,12 @@ func newHTTPClient(timeout time.Duration) *http.Client {
 
 var httpClients sync.Map // time.Duration -> *http.Client
 
-// endpoint joins path to base, keeping base's query after it and adding
+// Endpoint joins path to base, keeping base's query after it and adding
 // query (e.g. "alt=sse") to it: a gateway that takes its token in the
 // query (api_base = "https://gw/v1?token=X") gets
 // https://gw/v1/chat/completions?token=X, not /v1?token=X/chat/completions.
 // A fragment is dropped: it is never sent.
-func endpoint(base, path, query string) string {
+func Endpoint(base, path, query string) string {
 	base, _, _ = strings.Cut(base, "#")
 	base, q, _ := strings.Cut(base, "?")
 	u := strings.TrimRight(base, "/") + path
@@ -88,10 +95,10 @@ func endpoint(base, path, query string) string {
 	return u
 }
 
-// requestHeader is the header every request of a client carries: the key
+// Header is the header every request of a client carries: the key
 // under keyHeader (only when set; value prefix e.g. "Bearer "), defaults,
 // then the configured extra headers, which replace defaults of their name.
-func requestHeader(keyHeader, prefix, key string, defaults, extra map[string]string) http.Header {
+func Header(keyHeader, prefix, key string, defaults, extra map[string]string) http.Header {
 	h := http.Header{}
 	if key != "" {
 		h.Set(keyHeader, prefix+key)
@@ -105,11 +112,11 @@ func requestHeader(keyHeader, prefix, key string, defaults, extra map[string]str
 	return h
 }
 
-// do runs one HTTP exchange under the idle watchdog: a timer, re-armed by
+// Do runs one HTTP exchange under the idle watchdog: a timer, re-armed by
 // every byte received, that cancels the request when the server goes quiet.
 // header is added to the request (Content-Type and Accept are preset).
-func (c *sseClient) do(ctx context.Context, body []byte, header http.Header,
-	decode func(io.Reader) (*Response, error)) (*Response, error) {
+func (c *SSEClient) Do(ctx context.Context, body []byte, header http.Header,
+	decode func(io.Reader) (*llm.Response, error)) (*llm.Response, error) {
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var timer *time.Timer
@@ -130,7 +137,7 @@ func (c *sseClient) do(ctx context.Context, body []byte, header http.Header,
 		return err
 	}
 
-	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.url, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
 	}
@@ -163,9 +170,9 @@ func (c *sseClient) do(ctx context.Context, body []byte, header http.Header,
 				return nil, ferr
 			}
 		}
-		return nil, &StatusError{
+		return nil, &llm.StatusError{
 			Status:     hresp.StatusCode,
-			Body:       truncate(c.red.String(strings.TrimSpace(string(msg))), maxErrorBody),
+			Body:       Truncate(c.red.String(strings.TrimSpace(string(msg))), MaxErrorBody),
 			RetryAfter: parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()),
 		}
 	}
@@ -174,7 +181,7 @@ func (c *sseClient) do(ctx context.Context, body []byte, header http.Header,
 		// error page: retrying will not make it an event stream.
 		msg, _ := io.ReadAll(io.LimitReader(rd, 4<<10))
 		return nil, fmt.Errorf("llm: expected an event stream, got application/json: %s",
-			truncate(c.red.String(string(msg)), 300))
+			Truncate(c.red.String(string(msg)), 300))
 	}
 
 	resp, err := decode(rd)
