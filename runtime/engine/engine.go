@@ -17,6 +17,7 @@ import (
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/replay"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/redact"
@@ -195,7 +196,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		record = filepath.Join(e.Config.RecordDir, meta.ID+"-"+now.UTC().Format("20060102T150405Z")+".json")
 	}
 	if record != "" {
-		if provider, err = llm.NewRecorder(provider, record, e.Redactor()); err != nil {
+		if provider, err = replay.NewRecorder(provider, record, e.Redactor()); err != nil {
 			return session.Meta{}, event.End{}, err
 		}
 	}
