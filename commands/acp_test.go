@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 )
@@ -101,14 +100,7 @@ func TestACPRun(t *testing.T) {
 		t.Errorf("prompt: %+v, updates:\n%s", res, strings.Join(c.updates, "\n"))
 	}
 	clientOut.Close()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("acp after stdin closed: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("acp did not stop when stdin closed")
-	}
+	waitDone(t, done, "acp after stdin closed")
 	list, _ := e.sessions().Files.List()
 	if len(list) != 1 || list[0].ID != sess.SessionID {
 		t.Errorf("the ACP session is not stored: %+v", list)

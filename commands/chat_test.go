@@ -38,13 +38,9 @@ func TestChatFlags(t *testing.T) {
 	wantExit(t, err, ExitUsage, "chat: --session and --continue are mutually exclusive")
 }
 
+// chatOpts are the options of `openheim chat ARGS` in e.
 func chatOpts(t *testing.T, e *testEnv, args ...string) *ChatOptions {
-	t.Helper()
-	opts, err := parseCmd(t, e, "", newCmdChat, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return opts
+	return mustParse(t, e, "", newCmdChat, args...)
 }
 
 // TestChatRunScript: stdin that is not a terminal is a script; answers and

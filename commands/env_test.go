@@ -129,6 +129,16 @@ func parseCmd[O any](t *testing.T, e *testEnv, parent string, newCmd func(*Facto
 	return got, err
 }
 
+// mustParse is parseCmd for arguments that must parse.
+func mustParse[O any](t *testing.T, e *testEnv, parent string, newCmd func(*Factory, func(context.Context, *O) error) *cli.Command, args ...string) *O {
+	t.Helper()
+	opts, err := parseCmd(t, e, parent, newCmd, args...)
+	if err != nil || opts == nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return opts
+}
+
 // exitCode is the code main would exit with for err, and its message.
 func exitCode(err error) (int, string) {
 	if err == nil {
@@ -174,6 +184,19 @@ func (b *syncBuffer) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.b.Reset()
+}
+
+// waitDone waits for a run function running in a goroutine to return nil.
+func waitDone(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: timed out", what)
+	}
 }
 
 // waitFor polls cond until it holds or 10 s pass.

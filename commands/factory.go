@@ -23,7 +23,10 @@ type Factory struct {
 	IOStreams *IOStreams
 	Version   string // the running binary's, reported to MCP servers and ACP agents
 
-	// Home is the data directory ($OPENHEIM_HOME, else ~/.openheim).
+	// Home is the data directory ($OPENHEIM_HOME, else ~/.openheim): the
+	// sessions, the memory, serve's token and chat's input history live
+	// there. (The default config file is config.DefaultPath, in the same
+	// place unless a test replaced Home.)
 	Home func() string
 	// ConfigPath is the config file named by --config, "" for the default.
 	ConfigPath func() string

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,14 +73,7 @@ func TestMCPServeRunStdio(t *testing.T) {
 		t.Errorf("asked edit_file with --deny-ask: %q", text)
 	}
 	clientOut.Close() // the host goes away: EOF on the server's stdin
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("mcp serve after the host left: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("mcp serve did not stop when stdin closed")
-	}
+	waitDone(t, done, "mcp serve after the host left")
 	cs.Close()
 }
 
@@ -101,14 +93,7 @@ func TestMCPServeRunHTTP(t *testing.T) {
 		t.Error("connected without the token")
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("stopping: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("mcp serve --http did not stop")
-	}
+	waitDone(t, done, "stopping")
 
 	opts.HTTP = "nonsense"
 	wantExit(t, mcpServeRun(context.Background(), opts), ExitUsage, `mcp serve: --http "nonsense": `)

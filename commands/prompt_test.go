@@ -64,14 +64,9 @@ func TestPromptFlags(t *testing.T) {
 	}
 }
 
-// promptOpts is a prompt of text in env e, as the command line would make it.
+// promptOpts are the options of `openheim prompt ARGS` in e.
 func promptOpts(t *testing.T, e *testEnv, args ...string) *PromptOptions {
-	t.Helper()
-	opts, err := parseCmd(t, e, "", newCmdPrompt, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return opts
+	return mustParse(t, e, "", newCmdPrompt, args...)
 }
 
 func TestPromptRunPlain(t *testing.T) {

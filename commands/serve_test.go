@@ -69,14 +69,7 @@ func TestServeRun(t *testing.T) {
 		t.Errorf("sessions: %d %s", code, body)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve stopping: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	waitDone(t, done, "serve stopping")
 	if !strings.HasSuffix(e.errOut.String(), "openheim: stopped\n") {
 		t.Errorf("stderr: %s", e.errOut)
 	}
