@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/openheim/openheim/protocol/acp"
+	acpagent "github.com/openheim/openheim/protocol/acp/agent"
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/urfave/cli/v3"
@@ -67,7 +67,7 @@ func acpRun(ctx context.Context, opts *ACPOptions) error {
 	// (bounded by their startup timeouts).
 	rt, release := opts.Runtime(ctx, cfg, sess, true)
 	defer release()
-	agent := &acp.Agent{
+	agent := &acpagent.Agent{
 		Engine:  rt.Engine,
 		Catalog: sess.Catalog,
 		Version: opts.Version,

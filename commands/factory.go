@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
@@ -146,7 +146,7 @@ func (f *Factory) runtime(ctx context.Context, cfg *config.Config, s *Sessions, 
 		e.MCP = servers
 	}
 	e.ExternalAgent = func(name string) (engine.Runner, func()) {
-		hr := &acp.HostRunner{Engine: e, Agent: name, Version: f.Version}
+		hr := &host.Runner{Engine: e, Agent: name, Version: f.Version}
 		return hr, func() { hr.Close() }
 	}
 	e.Memory = &engine.MemoryOpener{Options: memoryOptions(cfg, f.IOStreams, f.Home())}

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/message"
@@ -200,7 +200,7 @@ func promptError(err error) error {
 	case errors.As(err, &locked):
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
 			Hint: "wait for that turn to finish, or continue a copy with --fork"}
-	case acp.IsAuthRequired(err):
+	case host.IsAuthRequired(err):
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
 			Hint: "log the agent in with its own CLI first (e.g. `claude` or `codex login`), then retry"}
 	}

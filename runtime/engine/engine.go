@@ -40,7 +40,7 @@ type Engine struct {
 	// leaves them out.
 	Memory *MemoryOpener
 	// ExternalAgent starts the runner of an external ACP agent by name
-	// (protocol/acp's HostRunner, set by commands); it lets a subagent
+	// (protocol/acp/host's Runner, set by commands); it lets a subagent
 	// profile with acp_agent hand its task over. nil: no external agents.
 	ExternalAgent func(name string) (Runner, func())
 
@@ -54,7 +54,7 @@ type Engine struct {
 }
 
 // Runner runs turns: the engine itself, or an external ACP agent
-// (protocol/acp's HostRunner) behind the same request and event stream.
+// (protocol/acp/host's Runner) behind the same request and event stream.
 type Runner interface {
 	Prompt(ctx context.Context, req Request) (session.Meta, event.End, error)
 }
