@@ -30,7 +30,18 @@ type acpAgentJSON struct {
 	Raw       json.RawMessage `json:"-"`
 }
 
-func newCmdACPAgents(ios *IOStreams, version string) *cli.Command {
+// ACPAgentsOptions is everything `openheim acp agents` needs.
+type ACPAgentsOptions struct {
+	IO      *IOStreams
+	Config  func() (*config.Config, error)
+	Version string   // reported to the agents probed
+	Names   []string // nil: every configured agent and preset
+	Probe   bool
+	Output  jsonOutput
+}
+
+func newCmdACPAgents(f *Factory, runF func(context.Context, *ACPAgentsOptions) error) *cli.Command {
+	opts := &ACPAgentsOptions{IO: f.IOStreams, Config: f.Config, Version: f.Version}
 	return &cli.Command{
 		Name:      "agents",
 		Usage:     "list the external ACP agents openheim can drive (--probe starts each)",
@@ -52,50 +63,62 @@ Examples:
 			&cli.BoolFlag{Name: "probe", Usage: "start each agent and show its initialize answer"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			cfg, err := loadConfig(cmd.Root().String("config"), ios)
-			if err != nil {
-				return err
-			}
-			names := cfg.ACPAgentNames()
+			opts.Names, opts.Probe, opts.Output = nil, cmd.Bool("probe"), jsonOutputOf(cmd)
 			if cmd.Args().Len() > 0 {
-				names = cmd.Args().Slice()
+				opts.Names = cmd.Args().Slice()
 			}
-			var rows []acpAgentJSON
-			for _, name := range names {
-				a, err := cfg.ACPAgentNamed(name)
-				if err != nil {
-					return usageErr(err, "")
-				}
-				row := acpAgentJSON{Name: name, Command: a.Command, Args: append(append([]string{}, a.Args...), a.ExtraArgs...), Preset: a.Preset}
-				if cmd.Bool("probe") {
-					probe(ctx, cfg, version, name, a, &row)
-				}
-				rows = append(rows, row)
-			}
-			if machineOutput(cmd) {
-				for _, r := range rows {
-					if err := printJSON(ios, cmd, r); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tCOMMAND\tAGENT\tAUTH")
-			for _, r := range rows {
-				agent, auth := "", ""
-				switch {
-				case r.ProbeErr != "":
-					agent = "error: " + oneLine(r.ProbeErr, 60)
-				case r.Probe != nil:
-					agent = describeProbe(r)
-					auth = authNames(r.Probe.AuthMethods)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, oneLine(strings.Join(append([]string{r.Command}, r.Args...), " "), 50), agent, auth)
-			}
-			return tw.Flush()
+			return run(ctx, opts, runF, acpAgentsRun)
 		},
 	}
+}
+
+func acpAgentsRun(ctx context.Context, opts *ACPAgentsOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	names := cfg.ACPAgentNames()
+	if opts.Names != nil {
+		names = opts.Names
+	}
+	var rows []acpAgentJSON
+	for _, name := range names {
+		a, err := cfg.ACPAgentNamed(name)
+		if err != nil {
+			return usageErr(err, "")
+		}
+		row := acpAgentJSON{Name: name, Command: a.Command, Args: append(append([]string{}, a.Args...), a.ExtraArgs...), Preset: a.Preset}
+		if opts.Probe {
+			probe(ctx, cfg, opts.Version, name, a, &row)
+		}
+		rows = append(rows, row)
+	}
+	if opts.Output.machine() {
+		for _, r := range rows {
+			if err := opts.Output.print(opts.IO, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return printACPAgents(opts.IO, rows)
+}
+
+func printACPAgents(ios *IOStreams, rows []acpAgentJSON) error {
+	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCOMMAND\tAGENT\tAUTH")
+	for _, r := range rows {
+		agent, auth := "", ""
+		switch {
+		case r.ProbeErr != "":
+			agent = "error: " + oneLine(r.ProbeErr, 60)
+		case r.Probe != nil:
+			agent = describeProbe(r)
+			auth = authNames(r.Probe.AuthMethods)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, oneLine(strings.Join(append([]string{r.Command}, r.Args...), " "), 50), agent, auth)
+	}
+	return tw.Flush()
 }
 
 // probe starts agent a, records its initialize answer, and stops it.

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/openheim/openheim/runtime/mcp"
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/urfave/cli/v3"
 )
 
 // ChatOptions is everything `openheim chat` needs.
 type ChatOptions struct {
 	IO         *IOStreams
-	ConfigPath string
+	Config     func() (*config.Config, error)
+	Sessions   func() (*Sessions, error)
+	Runtime    func(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func())
+	Home       func() string // where the REPL keeps its input history
 	Version    string
 	SessionID  string
 	Continue   bool
@@ -27,7 +30,9 @@ type ChatOptions struct {
 	Agent     string // an external ACP agent runs the turns
 }
 
-func newCmdChat(ios *IOStreams, version string) *cli.Command {
+func newCmdChat(f *Factory, runF func(context.Context, *ChatOptions) error) *cli.Command {
+	opts := &ChatOptions{IO: f.IOStreams, Config: f.Config, Sessions: f.Sessions, Runtime: f.Runtime,
+		Home: f.Home, Version: f.Version}
 	return &cli.Command{
 		Name:  "chat",
 		Usage: "talk with the agent (an interactive REPL, or a script read from stdin)",
@@ -74,64 +79,30 @@ Examples:
 			if cmd.Bool("continue") && cmd.String("session") != "" {
 				return usageErr(errors.New("chat: --session and --continue are mutually exclusive"), "")
 			}
-			return chatRun(ctx, &ChatOptions{IO: ios, ConfigPath: cmd.Root().String("config"), Version: version,
-				SessionID: cmd.String("session"), Continue: cmd.Bool("continue"), Model: cmd.String("model"),
-				Skills: skillsFlag(cmd), AllowShell: cmd.Bool("allow-shell"), WorkDir: cmd.String("work-dir"),
-				JSON: cmd.Bool("json"), KeepGoing: cmd.Bool("keep-going"), DenyAsk: cmd.Bool("deny-ask"), Agent: cmd.String("agent")})
+			opts.SessionID, opts.Continue, opts.Model = cmd.String("session"), cmd.Bool("continue"), cmd.String("model")
+			opts.Skills, opts.AllowShell, opts.WorkDir = skillsFlag(cmd), cmd.Bool("allow-shell"), cmd.String("work-dir")
+			opts.JSON, opts.KeepGoing, opts.DenyAsk = cmd.Bool("json"), cmd.Bool("keep-going"), cmd.Bool("deny-ask")
+			opts.Agent = cmd.String("agent")
+			return run(ctx, opts, runF, chatRun)
 		},
 	}
 }
 
 func chatRun(ctx context.Context, opts *ChatOptions) error {
-	ios := opts.IO
-	interactive := ios.InTTY && !opts.JSON
-	cfg, err := turnConfig(opts.ConfigPath, opts.WorkDir, opts.AllowShell, ios)
+	c, err := newChat(opts)
 	if err != nil {
 		return err
 	}
-	env, err := openSessions(ios)
-	if err != nil {
-		return err
-	}
-	c := &chat{ios: ios, cfg: cfg, env: env, version: opts.Version, skills: opts.Skills,
-		thinking: true, denyAsk: opts.DenyAsk, out: ios.Out}
-	if opts.JSON {
-		c.out = ios.ErrOut // stdout carries NDJSON only
-	}
-	if opts.Model != "" {
-		if err := c.setModel(opts.Model); err != nil {
-			return usageErr(fmt.Errorf("chat: --model: %w", err), "see the providers' models in your config")
-		}
-	}
-	if err := c.openInitial(opts); err != nil {
-		return err
-	}
-	// Without a usable model (or agent) no turn can run: say so now, not
-	// after the first prompt was typed.
-	if opts.Agent != "" {
-		if _, err := cfg.ACPAgentNamed(opts.Agent); err != nil {
-			return usageErr(fmt.Errorf("chat: --agent: %w", err), "see 'openheim acp agents'")
-		}
-	} else if _, err := cfg.Resolve(c.provider, c.model); err != nil {
-		return usageErr(fmt.Errorf("chat: %w", err), "")
-	}
-
 	var r *repl
-	if interactive {
+	if opts.IO.InTTY && !opts.JSON {
 		if r, err = c.newREPL(); err != nil {
 			return err
 		}
 	}
-	var servers *mcp.Manager
-	if opts.Agent == "" { // an external agent gets the servers passed on instead
-		servers = startMCP(ctx, cfg, c.ios, opts.Version)
-	}
-	if servers != nil {
-		defer servers.Close()
-	}
-	c.servers = servers
-	c.eng = withMCP(newEngine(cfg, env), servers)
-	defer withMemory(c.eng, cfg, c.ios)()
+	// An external agent gets the MCP servers passed on instead.
+	rt, release := opts.Runtime(ctx, c.cfg, c.sess, opts.Agent == "")
+	defer release()
+	c.eng, c.servers = rt.Engine, rt.Servers
 	var closeRunner func()
 	c.runner, closeRunner = turnRunner(c.eng, opts.Agent)
 	defer closeRunner()
@@ -139,12 +110,49 @@ func chatRun(ctx context.Context, opts *ChatOptions) error {
 	if r != nil {
 		return r.run(ctx)
 	}
-	return c.script(ctx, ios.In, opts)
+	return c.script(ctx, opts.IO.In, opts)
+}
+
+// newChat loads what a chat starts from: the config with the flags
+// applied, the session to resume, and a model (or agent) that can run.
+func newChat(opts *ChatOptions) (*chat, error) {
+	ios := opts.IO
+	cfg, err := turnConfig(opts.Config, opts.WorkDir, opts.AllowShell)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := opts.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	c := &chat{ios: ios, cfg: cfg, sess: sess, home: opts.Home(), version: opts.Version, skills: opts.Skills,
+		thinking: true, denyAsk: opts.DenyAsk, out: ios.Out}
+	if opts.JSON {
+		c.out = ios.ErrOut // stdout carries NDJSON only
+	}
+	if opts.Model != "" {
+		if err := c.setModel(opts.Model); err != nil {
+			return nil, usageErr(fmt.Errorf("chat: --model: %w", err), "see the providers' models in your config")
+		}
+	}
+	if err := c.openInitial(opts); err != nil {
+		return nil, err
+	}
+	// Without a usable model (or agent) no turn can run: say so now, not
+	// after the first prompt was typed.
+	if opts.Agent != "" {
+		if _, err := cfg.ACPAgentNamed(opts.Agent); err != nil {
+			return nil, usageErr(fmt.Errorf("chat: --agent: %w", err), "see 'openheim acp agents'")
+		}
+	} else if _, err := cfg.Resolve(c.provider, c.model); err != nil {
+		return nil, usageErr(fmt.Errorf("chat: %w", err), "")
+	}
+	return c, nil
 }
 
 // openInitial resumes the session --session or --continue names, if any.
 func (c *chat) openInitial(opts *ChatOptions) error {
-	id, err := resolveSession(c.env, "chat", opts.SessionID, opts.Continue, false, c.cfg.WorkDir)
+	id, err := resolveSession(c.sess, "chat", opts.SessionID, opts.Continue, false, c.cfg.WorkDir)
 	if err != nil || id == "" {
 		return err
 	}

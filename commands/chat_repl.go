@@ -16,7 +16,6 @@ import (
 	"github.com/chzyer/readline"
 	"github.com/openheim/openheim/commands/tui"
 	"github.com/openheim/openheim/runtime/childproc"
-	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
@@ -49,7 +48,7 @@ func (c *chat) newREPL() (*repl, error) {
 	c.style = style
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:                 c.promptString(),
-		HistoryFile:            privateHistory(c.ios),
+		HistoryFile:            privateHistory(c.ios, c.home),
 		HistoryLimit:           1000,
 		DisableAutoSaveHistory: true,
 		HistorySearchFold:      true,
@@ -110,8 +109,7 @@ func (r *repl) run(ctx context.Context) error {
 
 // privateHistory returns the history file's path, created readable by the
 // user only: prompts may hold things nobody else should read.
-func privateHistory(ios *IOStreams) string {
-	home := config.Home()
+func privateHistory(ios *IOStreams, home string) string {
 	path := filepath.Join(home, historyFile)
 	if err := os.MkdirAll(home, 0o700); err == nil {
 		if f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600); err == nil {

@@ -8,11 +8,11 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
@@ -195,16 +195,11 @@ func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encode
 		if enc == nil {
 			return
 		}
-		enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),
-			Provider: deref(m.Provider), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt.Format(time.RFC3339Nano)})
-		if c.servers != nil && !c.mcpReported { // as prompt does, once: their status is final now
-			c.mcpReported = true
-			for _, st := range c.servers.Status() {
-				if st.Error != nil {
-					enc.MCPServerFailed(m.ID, st)
-				}
-			}
+		var servers *mcp.Manager
+		if !c.mcpReported { // as prompt does, once: their status is final now
+			servers, c.mcpReported = c.servers, c.servers != nil
 		}
+		startNDJSON(enc, m, servers)
 	})
 	queue.Close()
 	if err != nil {

@@ -172,7 +172,7 @@ func TestChatCompleterSkillsAndSessions(t *testing.T) {
 	}
 	m := session.NewMeta(time.Now())
 	store.Create(m)
-	cc := chatCompleter{&chat{cfg: cfg, env: &sessionsEnv{files: store, store: store}}}
+	cc := chatCompleter{&chat{cfg: cfg, sess: &Sessions{Files: store, Store: store}}}
 	cands, n := cc.Do([]rune("/skills +g"), len("/skills +g"))
 	if n != 2 || len(cands) != 1 || string(cands[0]) != "olang" {
 		t.Errorf("/skills +g -> %q (%d)", cands, n)

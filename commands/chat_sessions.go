@@ -55,7 +55,7 @@ func cmdResume(_ context.Context, c *chat, arg string) error {
 	if n, err := strconv.Atoi(arg); err == nil && n >= 1 && n <= len(c.lastSessions) {
 		ref = c.lastSessions[n-1].ID
 	}
-	m, err := session.Find(c.env.files, ref)
+	m, err := session.Find(c.sess.Files, ref)
 	if err != nil {
 		return slashErrorf("/resume %s: %v", arg, err)
 	}
@@ -68,7 +68,7 @@ func cmdResume(_ context.Context, c *chat, arg string) error {
 
 // recap shows the session just resumed: its title and the last exchange.
 func (c *chat) recap() error {
-	conv, err := c.env.store.Load(c.sessionID)
+	conv, err := c.sess.Store.Load(c.sessionID)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func cmdRename(_ context.Context, c *chat, arg string) error {
 	}
 	m.Title = session.Str(session.Title(arg))
 	m.UpdatedAt = time.Now().UTC()
-	if err := c.env.store.SaveMeta(*m); err != nil {
+	if err := c.sess.Store.SaveMeta(*m); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.out, "renamed to %q\n", *m.Title)
@@ -129,7 +129,7 @@ func cmdExport(_ context.Context, c *chat, arg string) error {
 	if c.sessionID == "" {
 		return slashErrorf("/export: nothing to export yet")
 	}
-	conv, err := c.env.store.Load(c.sessionID)
+	conv, err := c.sess.Store.Load(c.sessionID)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,8 @@ type chat struct {
 	ios     *IOStreams
 	out     io.Writer // where slash commands print
 	cfg     *config.Config
-	env     *sessionsEnv
+	sess    *Sessions
+	home    string // the data directory (the REPL's input history)
 	eng     *engine.Engine
 	runner  engine.Runner // the engine, or an external ACP agent (--agent)
 	servers *mcp.Manager
@@ -84,7 +85,7 @@ func (c *chat) turn(ctx context.Context, input []message.Block, sink event.Sink,
 // resume makes id the current session; its model and skills apply unless
 // chosen explicitly (--model, --skills) before.
 func (c *chat) resume(id string) error {
-	m, err := c.env.store.LoadMeta(id)
+	m, err := c.sess.Store.LoadMeta(id)
 	if err != nil {
 		return failure(fmt.Errorf("chat: %w", err))
 	}
@@ -140,7 +141,7 @@ func (c *chat) activeSkills() []string {
 		return c.skills
 	}
 	if c.sessionID != "" {
-		if m, err := c.env.store.LoadMeta(c.sessionID); err == nil {
+		if m, err := c.sess.Store.LoadMeta(c.sessionID); err == nil {
 			return m.Skills
 		}
 	}
@@ -161,7 +162,7 @@ func (c *chat) meta() (*session.Meta, bool, error) {
 	if c.sessionID == "" {
 		return nil, false, nil
 	}
-	m, err := c.env.store.LoadMeta(c.sessionID)
+	m, err := c.sess.Store.LoadMeta(c.sessionID)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, false, fmt.Errorf("the current session %s no longer exists; /new starts another", c.sessionID)
 	}
@@ -170,7 +171,7 @@ func (c *chat) meta() (*session.Meta, bool, error) {
 
 // recentSessions lists up to n sessions, most recently updated first.
 func (c *chat) recentSessions(n int) ([]session.Meta, error) {
-	all, err := c.env.files.List()
+	all, err := c.sess.Files.List()
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +187,7 @@ func (c *chat) fork() (old, forked string, err error) {
 	if c.sessionID == "" {
 		return "", "", errors.New("nothing to fork yet: the session starts with the first prompt")
 	}
-	m, err := session.Fork(c.env.store, c.sessionID, -1, time.Now())
+	m, err := session.Fork(c.sess.Store, c.sessionID, -1, time.Now())
 	if err != nil {
 		return "", "", err
 	}

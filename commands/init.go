@@ -8,7 +8,14 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func newCmdInit(ios *IOStreams) *cli.Command {
+// InitOptions is everything `openheim init` needs.
+type InitOptions struct {
+	IO   *IOStreams
+	Home func() string // where the files go
+}
+
+func newCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cli.Command {
+	opts := &InitOptions{IO: f.IOStreams, Home: f.Home}
 	return &cli.Command{
 		Name:  "init",
 		Usage: "write a commented config.toml and system.md",
@@ -23,15 +30,19 @@ Examples:
 			if err := noArgs(cmd); err != nil {
 				return err
 			}
-			written, err := config.InitFiles(config.Home())
-			if err != nil {
-				return usageErr(fmt.Errorf("init: %w", err), "")
-			}
-			for _, p := range written {
-				fmt.Fprintf(ios.Out, "wrote %s\n", p)
-			}
-			fmt.Fprintln(ios.Out, "Next: set your API key (e.g. export OPENAI_API_KEY=...) and run: openheim prompt \"hello\"")
-			return nil
+			return run(ctx, opts, runF, initRun)
 		},
 	}
+}
+
+func initRun(_ context.Context, opts *InitOptions) error {
+	written, err := config.InitFiles(opts.Home())
+	if err != nil {
+		return usageErr(fmt.Errorf("init: %w", err), "")
+	}
+	for _, p := range written {
+		fmt.Fprintf(opts.IO.Out, "wrote %s\n", p)
+	}
+	fmt.Fprintln(opts.IO.Out, "Next: set your API key (e.g. export OPENAI_API_KEY=...) and run: openheim prompt \"hello\"")
+	return nil
 }

@@ -4,39 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/openheim/openheim/runtime/config"
-	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/urfave/cli/v3"
 )
 
-// startMCP connects the configured MCP servers in the background; nil when
-// there are none. A failed server is reported on stderr and left out.
-func startMCP(ctx context.Context, cfg *config.Config, ios *IOStreams, version string) *mcp.Manager {
-	if len(cfg.MCPServers) == 0 {
-		return nil
-	}
-	m := mcp.NewManager(cfg.MCPServers, mcp.Options{Version: version, Redact: cfg.Redactor(), Warn: func(name string, err error) {
-		fmt.Fprintf(ios.ErrOut, "openheim: warning: MCP server %s: %v (its tools are left out)\n", name, err)
-	}})
-	m.Start(ctx)
-	return m
-}
-
-// withMCP gives the engine the manager's tools; a nil manager adds none
-// (and must not become a non-nil interface holding nil).
-func withMCP(e *engine.Engine, m *mcp.Manager) *engine.Engine {
-	if m != nil {
-		e.MCP = m
-	}
-	return e
-}
-
-func newCmdMCP(ios *IOStreams, version string) *cli.Command {
+func newCmdMCP(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "list, call, add and remove MCP servers; serve openheim's tools over MCP",
@@ -53,23 +28,19 @@ Examples:
   openheim mcp rm fs
   openheim mcp serve                      # openheim's tools to an MCP host over stdio`,
 		Commands: []*cli.Command{
-			newCmdMCPList(ios, version),
-			newCmdMCPTools(ios, version),
-			newCmdMCPCall(ios, version),
-			newCmdMCPAdd(ios),
-			newCmdMCPRemove(ios),
-			newCmdMCPServe(ios, version),
+			newCmdMCPList(f, nil),
+			newCmdMCPTools(f, nil),
+			newCmdMCPCall(f, nil),
+			newCmdMCPAdd(f, nil),
+			newCmdMCPRemove(f, nil),
+			newCmdMCPServe(f, nil),
 		},
 	}
 }
 
-// connectAll loads the config and connects its servers (or only the named
-// one), waiting for them.
-func connectAll(ctx context.Context, cmd *cli.Command, ios *IOStreams, version, only string) (*mcp.Manager, error) {
-	cfg, err := loadConfig(cmd.Root().String("config"), ios)
-	if err != nil {
-		return nil, err
-	}
+// connectMCP connects cfg's MCP servers (or only the one named), waiting
+// for them.
+func connectMCP(ctx context.Context, cfg *config.Config, version, only string) (*mcp.Manager, error) {
 	servers := cfg.MCPServers
 	if only != "" {
 		s, ok := servers[only]
@@ -86,7 +57,27 @@ func connectAll(ctx context.Context, cmd *cli.Command, ios *IOStreams, version, 
 	return m, nil
 }
 
-func newCmdMCPList(ios *IOStreams, version string) *cli.Command {
+// connectConfigured loads the config and connects its servers (or only
+// the one named) with connect.
+func connectConfigured(ctx context.Context, load func() (*config.Config, error),
+	connect func(context.Context, *config.Config, string) (*mcp.Manager, error), only string) (*mcp.Manager, error) {
+	cfg, err := load()
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, cfg, only)
+}
+
+// MCPListOptions is everything `openheim mcp ls` needs.
+type MCPListOptions struct {
+	IO     *IOStreams
+	Config func() (*config.Config, error)
+	MCP    func(ctx context.Context, cfg *config.Config, only string) (*mcp.Manager, error)
+	Output jsonOutput
+}
+
+func newCmdMCPList(f *Factory, runF func(context.Context, *MCPListOptions) error) *cli.Command {
+	opts := &MCPListOptions{IO: f.IOStreams, Config: f.Config, MCP: f.MCP}
 	return &cli.Command{
 		Name:  "ls",
 		Usage: "connect to every configured MCP server and show its status",
@@ -104,53 +95,72 @@ Examples:
 			if err := noArgs(cmd); err != nil {
 				return err
 			}
-			m, err := connectAll(ctx, cmd, ios, version, "")
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			status := m.Status()
-			failed := 0
-			for _, s := range status {
-				if s.Error != nil {
-					failed++
-				}
-			}
-			if machineOutput(cmd) {
-				for _, s := range status {
-					if err := printJSON(ios, cmd, s); err != nil {
-						return err
-					}
-				}
-			} else {
-				if len(status) == 0 {
-					fmt.Fprintln(ios.ErrOut, "no MCP servers configured; add one with 'openheim mcp add'")
-					return nil
-				}
-				tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATUS\tTOOLS\tTARGET")
-				for _, s := range status {
-					state := "connected"
-					if !s.Connected {
-						state = "failed: " + deref(s.Error)
-					}
-					target := deref(s.Command)
-					if s.URL != nil {
-						target = *s.URL
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Transport, state, s.ToolCount, target)
-				}
-				tw.Flush()
-			}
-			if failed > 0 {
-				return failure(fmt.Errorf("mcp ls: %d of %d servers failed", failed, len(status)))
-			}
-			return nil
+			opts.Output = jsonOutputOf(cmd)
+			return run(ctx, opts, runF, mcpListRun)
 		},
 	}
 }
 
-func newCmdMCPTools(ios *IOStreams, version string) *cli.Command {
+func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
+	m, err := connectConfigured(ctx, opts.Config, opts.MCP, "")
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	status := m.Status()
+	failed := 0
+	for _, s := range status {
+		if s.Error != nil {
+			failed++
+		}
+	}
+	if opts.Output.machine() {
+		for _, s := range status {
+			if err := opts.Output.print(opts.IO, s); err != nil {
+				return err
+			}
+		}
+	} else {
+		if len(status) == 0 {
+			fmt.Fprintln(opts.IO.ErrOut, "no MCP servers configured; add one with 'openheim mcp add'")
+			return nil
+		}
+		printMCPStatus(opts.IO, status)
+	}
+	if failed > 0 {
+		return failure(fmt.Errorf("mcp ls: %d of %d servers failed", failed, len(status)))
+	}
+	return nil
+}
+
+func printMCPStatus(ios *IOStreams, status []mcp.Status) {
+	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATUS\tTOOLS\tTARGET")
+	for _, s := range status {
+		state := "connected"
+		if !s.Connected {
+			state = "failed: " + deref(s.Error)
+		}
+		target := deref(s.Command)
+		if s.URL != nil {
+			target = *s.URL
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Transport, state, s.ToolCount, target)
+	}
+	tw.Flush()
+}
+
+// MCPToolsOptions is everything `openheim mcp tools` needs.
+type MCPToolsOptions struct {
+	IO     *IOStreams
+	Config func() (*config.Config, error)
+	MCP    func(ctx context.Context, cfg *config.Config, only string) (*mcp.Manager, error)
+	Server string // "" lists every server's
+	Output jsonOutput
+}
+
+func newCmdMCPTools(f *Factory, runF func(context.Context, *MCPToolsOptions) error) *cli.Command {
+	opts := &MCPToolsOptions{IO: f.IOStreams, Config: f.Config, MCP: f.MCP}
 	return &cli.Command{
 		Name:      "tools",
 		Usage:     "list the tools of the MCP servers (all, or one)",
@@ -167,59 +177,22 @@ Examples:
 			if cmd.Args().Len() > 1 {
 				return usageErr(errors.New("mcp tools: at most one SERVER"), "openheim mcp tools [SERVER]")
 			}
-			m, err := connectAll(ctx, cmd, ios, version, cmd.Args().First())
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			for _, s := range m.Status() {
-				if s.Error != nil {
-					fmt.Fprintf(ios.ErrOut, "openheim: warning: MCP server %s: %s\n", s.Name, *s.Error)
-				}
-			}
-			return printTools(ios, cmd, m.Tools())
+			opts.Server, opts.Output = cmd.Args().First(), jsonOutputOf(cmd)
+			return run(ctx, opts, runF, mcpToolsRun)
 		},
 	}
 }
 
-func newCmdMCPRemove(ios *IOStreams) *cli.Command {
-	return &cli.Command{
-		Name:      "rm",
-		Usage:     "remove an MCP server from config.toml",
-		ArgsUsage: "NAME",
-		Description: `Deletes the [mcp_servers.NAME] table (and its sub-tables) from the config
-file, keeping every other line and comment as it was.
-
-Examples:
-  openheim mcp rm github`,
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 1 {
-				return usageErr(errors.New("mcp rm: give one server NAME"), "openheim mcp rm NAME")
-			}
-			path := configPath(cmd)
-			if err := config.RemoveMCPServer(path, cmd.Args().First()); err != nil {
-				return usageErr(fmt.Errorf("mcp rm: %w", err), "")
-			}
-			fmt.Fprintf(ios.ErrOut, "removed MCP server %s from %s\n", cmd.Args().First(), path)
-			return nil
-		},
+func mcpToolsRun(ctx context.Context, opts *MCPToolsOptions) error {
+	m, err := connectConfigured(ctx, opts.Config, opts.MCP, opts.Server)
+	if err != nil {
+		return err
 	}
-}
-
-// configPath is the config file commands edit: --config, else the data
-// directory's config.toml.
-func configPath(cmd *cli.Command) string {
-	if p := cmd.Root().String("config"); p != "" {
-		return p
+	defer m.Close()
+	for _, s := range m.Status() {
+		if s.Error != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "openheim: warning: MCP server %s: %s\n", s.Name, *s.Error)
+		}
 	}
-	return filepath.Join(config.Home(), "config.toml")
-}
-
-// splitPair splits "k=v" for --env, --header and --arg.
-func splitPair(flag, s string) (string, string, error) {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return "", "", usageErr(fmt.Errorf("--%s %q: want KEY=VALUE", flag, s), "")
-	}
-	return k, v, nil
+	return printTools(opts.IO, opts.Output, m.Tools())
 }

@@ -11,11 +11,25 @@ import (
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/openheim/openheim/runtime/tools"
 	"github.com/urfave/cli/v3"
 )
 
-func newCmdMCPCall(ios *IOStreams, version string) *cli.Command {
+// MCPCallOptions is everything `openheim mcp call` needs.
+type MCPCallOptions struct {
+	IO       *IOStreams
+	Config   func() (*config.Config, error)
+	MCP      func(ctx context.Context, cfg *config.Config, only string) (*mcp.Manager, error)
+	Server   string
+	Tool     string // the server's own name for it
+	Args     []string
+	JSONArgs string
+	JSON     bool
+}
+
+func newCmdMCPCall(f *Factory, runF func(context.Context, *MCPCallOptions) error) *cli.Command {
+	opts := &MCPCallOptions{IO: f.IOStreams, Config: f.Config, MCP: f.MCP}
 	return &cli.Command{
 		Name:      "call",
 		Usage:     "call one tool of an MCP server and print its result",
@@ -40,41 +54,46 @@ Examples:
 			if cmd.Args().Len() != 2 {
 				return usageErr(errors.New("mcp call: give SERVER and TOOL"), "openheim mcp call SERVER TOOL --arg key=value")
 			}
-			server, tool := cmd.Args().Get(0), cmd.Args().Get(1)
 			if len(cmd.StringSlice("arg")) > 0 && cmd.String("json-args") != "" {
 				return usageErr(errors.New("mcp call: use --arg or --json-args, not both"), "")
 			}
-			m, err := connectAll(ctx, cmd, ios, version, server)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			if st := m.Status(); len(st) == 1 && st[0].Error != nil {
-				return failure(fmt.Errorf("mcp call: server %s: %s", server, *st[0].Error))
-			}
-			args, err := callArgs(ctx, cmd, m.ServerTools, server, tool)
-			if err != nil {
-				return err
-			}
-			res, err := m.Call(ctx, server, tool, args)
-			if err != nil {
-				return failure(fmt.Errorf("mcp call: %w", err))
-			}
-			if err := printResult(ios, cmd.Bool("json"), res); err != nil {
-				return err
-			}
-			if res.IsError {
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("mcp call: %s reported an error", tool), Silent: cmd.Bool("json")}
-			}
-			return nil
+			opts.Server, opts.Tool = cmd.Args().Get(0), cmd.Args().Get(1)
+			opts.Args, opts.JSONArgs, opts.JSON = cmd.StringSlice("arg"), cmd.String("json-args"), cmd.Bool("json")
+			return run(ctx, opts, runF, mcpCallRun)
 		},
 	}
 }
 
+func mcpCallRun(ctx context.Context, opts *MCPCallOptions) error {
+	m, err := connectConfigured(ctx, opts.Config, opts.MCP, opts.Server)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if st := m.Status(); len(st) == 1 && st[0].Error != nil {
+		return failure(fmt.Errorf("mcp call: server %s: %s", opts.Server, *st[0].Error))
+	}
+	args, err := callArgs(ctx, m.ServerTools, opts)
+	if err != nil {
+		return err
+	}
+	res, err := m.Call(ctx, opts.Server, opts.Tool, args)
+	if err != nil {
+		return failure(fmt.Errorf("mcp call: %w", err))
+	}
+	if err := printResult(opts.IO, opts.JSON, res); err != nil {
+		return err
+	}
+	if res.IsError {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("mcp call: %s reported an error", opts.Tool), Silent: opts.JSON}
+	}
+	return nil
+}
+
 // callArgs builds the arguments object from --json-args or --arg pairs,
 // typed by the tool's input schema.
-func callArgs[T any](ctx context.Context, cmd *cli.Command, list func(context.Context, string) ([]T, error), server, tool string) (json.RawMessage, error) {
-	if raw := cmd.String("json-args"); raw != "" {
+func callArgs[T any](ctx context.Context, list func(context.Context, string) ([]T, error), opts *MCPCallOptions) (json.RawMessage, error) {
+	if raw := opts.JSONArgs; raw != "" {
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(raw), &obj); err != nil {
 			return nil, usageErr(fmt.Errorf("mcp call: --json-args is not a JSON object: %w", err), "")
@@ -82,13 +101,13 @@ func callArgs[T any](ctx context.Context, cmd *cli.Command, list func(context.Co
 		return json.RawMessage(raw), nil
 	}
 	props := map[string]string{}
-	if pairs := cmd.StringSlice("arg"); len(pairs) > 0 {
-		if ts, err := list(ctx, server); err == nil {
-			props = schemaTypes(ts, tool)
+	if len(opts.Args) > 0 {
+		if ts, err := list(ctx, opts.Server); err == nil {
+			props = schemaTypes(ts, opts.Tool)
 		}
 	}
 	args := map[string]any{}
-	for _, p := range cmd.StringSlice("arg") {
+	for _, p := range opts.Args {
 		k, v, err := splitPair("arg", p)
 		if err != nil {
 			return nil, err
@@ -197,11 +216,11 @@ func printResult(ios *IOStreams, asJSON bool, res tools.Result) error {
 }
 
 // printTools lists tools as `openheim tools` does, with --json/--select.
-func printTools(ios *IOStreams, cmd *cli.Command, ts []tools.Tool) error {
+func printTools(ios *IOStreams, out jsonOutput, ts []tools.Tool) error {
 	reg := tools.NewRegistry(ts...)
-	if machineOutput(cmd) {
+	if out.machine() {
 		for _, t := range acp.ToolObjects(reg.Specs()) {
-			if err := printJSON(ios, cmd, t); err != nil {
+			if err := out.print(ios, t); err != nil {
 				return err
 			}
 		}
@@ -214,64 +233,4 @@ func printTools(ios *IOStreams, cmd *cli.Command, ts []tools.Tool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, t.Kind(), firstSentence(s.Description))
 	}
 	return tw.Flush()
-}
-
-func newCmdMCPAdd(ios *IOStreams) *cli.Command {
-	return &cli.Command{
-		Name:      "add",
-		Usage:     "add an MCP server to config.toml",
-		ArgsUsage: "NAME [-- COMMAND ARGS...]",
-		Description: `Adds [mcp_servers.NAME] to the config file, keeping its other lines and
-comments. A stdio server is the command after "--"; an HTTP server is --url.
-The result is checked before the file is replaced: an invalid server leaves it
-untouched. A server with a header, an env value, a secret-looking argument or a
-URL with credentials makes the file readable by you only (mode 0600), and
-says so.
-
-Examples:
-  openheim mcp add everything -- npx -y @modelcontextprotocol/server-everything
-  openheim mcp add fs --env LOG=1 -- mcp-server-filesystem /home/me/src
-  openheim mcp add remote --url https://mcp.example.com/mcp --header "Authorization=Bearer $TOKEN"`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "url", Usage: "the server's Streamable HTTP `URL`"},
-			&cli.StringSliceFlag{Name: "header", Usage: "an HTTP header `NAME=VALUE` (repeatable, with --url)"},
-			&cli.StringSliceFlag{Name: "env", Usage: "an environment variable `KEY=VALUE` for the command (repeatable)"},
-			&cli.StringFlag{Name: "cwd", Usage: "the command's working `DIR`"},
-			&cli.IntFlag{Name: "tool-timeout", Usage: "seconds a tool call may take (default 600)"},
-			&cli.IntFlag{Name: "startup-timeout", Usage: "seconds connecting may take (default 60)"},
-		},
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			args := cmd.Args().Slice()
-			if len(args) == 0 {
-				return usageErr(errors.New("mcp add: give the server a NAME"), "openheim mcp add NAME -- COMMAND ARGS... | --url URL")
-			}
-			name, rest := args[0], args[1:]
-			s := config.MCPServer{URL: cmd.String("url"), Cwd: cmd.String("cwd"),
-				ToolTimeoutSecs: int(cmd.Int("tool-timeout")), StartupTimeoutSecs: int(cmd.Int("startup-timeout"))}
-			if len(rest) > 0 {
-				s.Command, s.Args = rest[0], rest[1:]
-			}
-			for flag, dst := range map[string]*map[string]string{"env": &s.Env, "header": &s.Headers} {
-				for _, p := range cmd.StringSlice(flag) {
-					k, v, err := splitPair(flag, p)
-					if err != nil {
-						return err
-					}
-					if *dst == nil {
-						*dst = map[string]string{}
-					}
-					(*dst)[k] = v
-				}
-			}
-			path := configPath(cmd)
-			if err := config.AddMCPServer(path, name, s); err != nil {
-				return usageErr(fmt.Errorf("mcp add: %w", err), "")
-			}
-			fmt.Fprintf(ios.ErrOut, "added MCP server %s to %s; check it with 'openheim mcp ls'\n", name, path)
-			if s.HoldsSecret() {
-				fmt.Fprintf(ios.ErrOut, "openheim: %s now holds a secret (header, env or URL credentials): it is readable by you only (0600)\n", path)
-			}
-			return nil
-		},
-	}
 }

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,13 +13,25 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/server"
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/mcpserver"
-	"github.com/openheim/openheim/runtime/permission"
-	"github.com/openheim/openheim/runtime/tools"
 	"github.com/urfave/cli/v3"
 )
 
-func newCmdMCPServe(ios *IOStreams, version string) *cli.Command {
+// MCPServeOptions is everything `openheim mcp serve` needs.
+type MCPServeOptions struct {
+	IO             *IOStreams
+	Config         func() (*config.Config, error)
+	Home           func() string // where the default token is kept
+	Version        string
+	HTTP           string // host:port; "" serves stdio
+	Token          string
+	InsecureNoAuth bool
+	DenyAsk        bool
+}
+
+func newCmdMCPServe(f *Factory, runF func(context.Context, *MCPServeOptions) error) *cli.Command {
+	opts := &MCPServeOptions{IO: f.IOStreams, Config: f.Config, Home: f.Home, Version: f.Version}
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve openheim's built-in tools to an MCP host (stdio, or Streamable HTTP)",
@@ -53,49 +64,41 @@ Examples:
 			if err := noArgs(cmd); err != nil {
 				return err
 			}
-			cfg, err := loadConfig(cmd.Root().String("config"), ios)
-			if err != nil {
-				return err
-			}
-			reg, err := tools.Builtins(tools.Options{WorkDir: cfg.WorkDir, AllowShell: cfg.AllowShell})
-			if err != nil {
-				return failure(fmt.Errorf("mcp serve: %w", err))
-			}
-			rules := permission.Rules(cfg.Permissions)
-			denyAsk := cmd.Bool("deny-ask")
-			opts := mcpserver.Options{Tools: reg, Version: version, Log: slog.Default(),
-				Permit: func(_ context.Context, tool string, _ json.RawMessage) (bool, string) {
-					kind := tools.KindOther
-					if t, ok := reg.Get(tool); ok {
-						kind = t.Kind()
-					}
-					switch rules.Decide(tool, kind) {
-					case permission.Deny:
-						return false, "the [permissions] rules deny " + tool
-					case permission.Ask:
-						if denyAsk {
-							return false, "the [permissions] rules ask about " + tool + " and --deny-ask refuses it"
-						}
-					}
-					return true, ""
-				}}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if addr := cmd.String("http"); addr != "" {
-				return serveMCPHTTP(ctx, ios, addr, mcpHTTPAuth{token: cmd.String("token"), insecure: cmd.Bool("insecure-no-auth"),
-					origins: cfg.Serve.AllowedOrigins}, opts)
-			}
-			err = mcpserver.ServeStdio(ctx, opts, ios.In, ios.Out)
-			if err != nil && !errors.Is(err, context.Canceled) {
-				return failure(fmt.Errorf("mcp serve: %w", err))
-			}
-			return nil
+			opts.HTTP, opts.Token, opts.InsecureNoAuth = cmd.String("http"), cmd.String("token"), cmd.Bool("insecure-no-auth")
+			opts.DenyAsk = cmd.Bool("deny-ask")
+			return run(ctx, opts, runF, mcpServeRun)
 		},
 	}
 }
 
+// mcpServeRun serves the runtime's built-in tools and permission verdicts
+// (mcpserver.Builtins) over stdio or, with HTTP, Streamable HTTP.
+func mcpServeRun(ctx context.Context, opts *MCPServeOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	sopts, err := mcpserver.Builtins(cfg, opts.DenyAsk)
+	if err != nil {
+		return failure(fmt.Errorf("mcp serve: %w", err))
+	}
+	sopts.Version, sopts.Log = opts.Version, slog.Default()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if opts.HTTP != "" {
+		return serveMCPHTTP(ctx, opts.IO, opts.HTTP, mcpHTTPAuth{home: opts.Home(), token: opts.Token,
+			insecure: opts.InsecureNoAuth, origins: cfg.Serve.AllowedOrigins}, sopts)
+	}
+	err = mcpserver.ServeStdio(ctx, sopts, opts.IO.In, opts.IO.Out)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return failure(fmt.Errorf("mcp serve: %w", err))
+	}
+	return nil
+}
+
 // mcpHTTPAuth is what --http's access check is built from.
 type mcpHTTPAuth struct {
+	home     string // the data directory, where the default token is kept
 	token    string
 	insecure bool
 	origins  []string // serve.allowed_origins
@@ -109,7 +112,7 @@ func serveMCPHTTP(ctx context.Context, ios *IOStreams, addr string, a mcpHTTPAut
 	if err != nil {
 		return usageErr(fmt.Errorf("mcp serve: --http %q: %w", addr, err), "e.g. --http 127.0.0.1:8765")
 	}
-	auth, err := resolveServeAuth(ios, "mcp serve", host, a.token, a.insecure)
+	auth, err := resolveServeAuth(ios, a.home, "mcp serve", host, a.token, a.insecure)
 	if err != nil {
 		return err
 	}

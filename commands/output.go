@@ -17,16 +17,24 @@ func jsonFlags() []cli.Flag {
 	}
 }
 
-// machineOutput reports whether the command prints JSON (or selected
-// fields) instead of text for people.
-func machineOutput(cmd *cli.Command) bool {
-	return cmd.Bool("json") || cmd.String("select") != ""
+// jsonOutput is what jsonFlags asked for.
+type jsonOutput struct {
+	JSON   bool
+	Select string // a gjson path; "" prints whole objects
 }
 
-// printJSON writes v as one line of JSON, or with --select the field at the
+func jsonOutputOf(cmd *cli.Command) jsonOutput {
+	return jsonOutput{JSON: cmd.Bool("json"), Select: cmd.String("select")}
+}
+
+// machine reports whether the command prints JSON (or selected fields)
+// instead of text for people.
+func (o jsonOutput) machine() bool { return o.JSON || o.Select != "" }
+
+// print writes v as one line of JSON, or with --select the field at the
 // gjson path: strings bare (so `xargs` gets plain ids), anything else as
 // JSON; a missing field prints an empty line so lines stay aligned.
-func printJSON(ios *IOStreams, cmd *cli.Command, v any) error {
+func (o jsonOutput) print(ios *IOStreams, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // titles and transcripts read better unescaped
@@ -35,8 +43,8 @@ func printJSON(ios *IOStreams, cmd *cli.Command, v any) error {
 	}
 	line := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	var err error
-	if path := cmd.String("select"); path != "" {
-		r := gjson.GetBytes(line, path)
+	if o.Select != "" {
+		r := gjson.GetBytes(line, o.Select)
 		switch {
 		case !r.Exists():
 			_, err = fmt.Fprintln(ios.Out)

@@ -7,20 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/openheim/openheim/protocol/acp/host"
-	"github.com/openheim/openheim/protocol/ndjson"
-	"github.com/openheim/openheim/runtime/agent"
-	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
-	"github.com/openheim/openheim/runtime/event"
-	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
@@ -33,8 +26,11 @@ const maxAttachment = 1 << 20
 
 // PromptOptions is everything `openheim prompt` needs.
 type PromptOptions struct {
-	IO            *IOStreams
-	ConfigPath    string
+	IO       *IOStreams
+	Config   func() (*config.Config, error)
+	Sessions func() (*Sessions, error)
+	Runtime  func(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func())
+
 	Text          string // "" or "-" reads stdin
 	Files         []string
 	Model         string
@@ -49,17 +45,11 @@ type PromptOptions struct {
 	Record        string
 	Fork          bool
 	DenyAsk       bool
-	Version       string   // reported to MCP servers
 	Skills        []string // nil: the session's (or default_skills)
 	Agent         string   // an external ACP agent runs the turn ([acp_agents] or a preset)
 }
 
-func newCmdPrompt(ios *IOStreams, version string) *cli.Command {
-	return &cli.Command{
-		Name:      "prompt",
-		Usage:     "run one agent turn and print the answer",
-		ArgsUsage: "[TEXT|-]",
-		Description: `Runs one turn: the prompt goes to the model, which may call tools inside the
+const promptDescription = `Runs one turn: the prompt goes to the model, which may call tools inside the
 work directory, until it answers. The prompt comes from the arguments, or from
 stdin when there is no argument or it is "-". Each run creates a session, or
 continues one with --session or --continue.
@@ -83,7 +73,15 @@ Examples:
   openheim prompt --continue "now write tests for it"
   openheim prompt --json --timeout 5m "fix the failing test" > events.ndjson
   openheim prompt --model gpt-4o-mini --max-iterations 3 "list the TODOs"
-  openheim prompt --record run.json "fix the bug"   # replay later with kind = "replay"`,
+  openheim prompt --record run.json "fix the bug"   # replay later with kind = "replay"`
+
+func newCmdPrompt(f *Factory, runF func(context.Context, *PromptOptions) error) *cli.Command {
+	opts := &PromptOptions{IO: f.IOStreams, Config: f.Config, Sessions: f.Sessions, Runtime: f.Runtime}
+	return &cli.Command{
+		Name:        "prompt",
+		Usage:       "run one agent turn and print the answer",
+		ArgsUsage:   "[TEXT|-]",
+		Description: promptDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model to use (default: the provider's default_model)"},
 			&cli.StringFlag{Name: "provider", Aliases: []string{"p"}, Usage: "provider to use (default: default_provider)"},
@@ -102,37 +100,43 @@ Examples:
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "let the external ACP agent `NAME` run the turn ('openheim acp agents' lists them)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() > 1 {
-				return usageErr(errors.New("prompt: give the prompt as one quoted argument"), `openheim prompt "your prompt"`)
+			if err := promptFlags(cmd, opts); err != nil {
+				return err
 			}
-			if cmd.Bool("continue") && cmd.String("session") != "" {
-				return usageErr(errors.New("prompt: --session and --continue are mutually exclusive"), "")
-			}
-			if cmd.Bool("fork") && !cmd.Bool("continue") && cmd.String("session") == "" {
-				return usageErr(errors.New("prompt: --fork needs --session or --continue"), "")
-			}
-			if cmd.IsSet("max-iterations") && cmd.Int("max-iterations") < 1 {
-				return usageErr(errors.New("prompt: --max-iterations must be at least 1"), "")
-			}
-			if cmd.IsSet("timeout") && cmd.Duration("timeout") <= 0 {
-				return usageErr(errors.New("prompt: --timeout must be positive"), "")
-			}
-			return promptRun(ctx, &PromptOptions{Version: version,
-				IO: ios, ConfigPath: cmd.Root().String("config"), Text: cmd.Args().First(),
-				Files: cmd.StringSlice("file"), Model: cmd.String("model"), Provider: cmd.String("provider"),
-				SessionID: cmd.String("session"), Continue: cmd.Bool("continue"),
-				MaxIterations: cmd.Int("max-iterations"), AllowShell: cmd.Bool("allow-shell"),
-				WorkDir: cmd.String("work-dir"), Timeout: cmd.Duration("timeout"), JSON: cmd.Bool("json"),
-				Record: cmd.String("record"), Fork: cmd.Bool("fork"), DenyAsk: cmd.Bool("deny-ask"),
-				Skills: skillsFlag(cmd), Agent: cmd.String("agent"),
-			})
+			return run(ctx, opts, runF, promptRun)
 		},
 	}
 }
 
+// promptFlags checks prompt's arguments and flags and copies them to opts.
+func promptFlags(cmd *cli.Command, opts *PromptOptions) error {
+	if cmd.Args().Len() > 1 {
+		return usageErr(errors.New("prompt: give the prompt as one quoted argument"), `openheim prompt "your prompt"`)
+	}
+	if cmd.Bool("continue") && cmd.String("session") != "" {
+		return usageErr(errors.New("prompt: --session and --continue are mutually exclusive"), "")
+	}
+	if cmd.Bool("fork") && !cmd.Bool("continue") && cmd.String("session") == "" {
+		return usageErr(errors.New("prompt: --fork needs --session or --continue"), "")
+	}
+	if cmd.IsSet("max-iterations") && cmd.Int("max-iterations") < 1 {
+		return usageErr(errors.New("prompt: --max-iterations must be at least 1"), "")
+	}
+	if cmd.IsSet("timeout") && cmd.Duration("timeout") <= 0 {
+		return usageErr(errors.New("prompt: --timeout must be positive"), "")
+	}
+	opts.Text, opts.Files = cmd.Args().First(), cmd.StringSlice("file")
+	opts.Model, opts.Provider = cmd.String("model"), cmd.String("provider")
+	opts.SessionID, opts.Continue, opts.Fork = cmd.String("session"), cmd.Bool("continue"), cmd.Bool("fork")
+	opts.MaxIterations, opts.Timeout = cmd.Int("max-iterations"), cmd.Duration("timeout")
+	opts.AllowShell, opts.WorkDir = cmd.Bool("allow-shell"), cmd.String("work-dir")
+	opts.JSON, opts.Record, opts.DenyAsk = cmd.Bool("json"), cmd.String("record"), cmd.Bool("deny-ask")
+	opts.Skills, opts.Agent = skillsFlag(cmd), cmd.String("agent")
+	return nil
+}
+
 func promptRun(ctx context.Context, opts *PromptOptions) error {
-	ios := opts.IO
-	cfg, err := turnConfig(opts.ConfigPath, opts.WorkDir, opts.AllowShell, ios)
+	cfg, err := turnConfig(opts.Config, opts.WorkDir, opts.AllowShell)
 	if err != nil {
 		return err
 	}
@@ -143,11 +147,11 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if err != nil {
 		return err
 	}
-	env, err := openSessions(ios)
+	sess, err := opts.Sessions()
 	if err != nil {
 		return err
 	}
-	sessionID, err := resolveSession(env, "prompt", opts.SessionID, opts.Continue, opts.Fork, cfg.WorkDir)
+	sessionID, err := resolveSession(sess, "prompt", opts.SessionID, opts.Continue, opts.Fork, cfg.WorkDir)
 	if err != nil {
 		return err
 	}
@@ -159,170 +163,48 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, opts.Timeout, errTimeout)
 		defer cancel()
 	}
-
-	var servers *mcp.Manager
-	if opts.Agent == "" { // an external agent gets the servers passed on instead
-		servers = startMCP(ctx, cfg, ios, opts.Version)
-	}
-	if servers != nil {
-		defer servers.Close()
-	}
-	eng := withMCP(newEngine(cfg, env), servers)
-	defer withMemory(eng, cfg, ios)()
-	runner, closeRunner := turnRunner(eng, opts.Agent)
+	// An external agent gets the MCP servers passed on instead.
+	rt, release := opts.Runtime(ctx, cfg, sess, opts.Agent == "")
+	defer release()
+	runner, closeRunner := turnRunner(rt.Engine, opts.Agent)
 	defer closeRunner()
-	// The queue keeps a slow stdout reader from stalling the turn.
-	var enc *ndjson.Encoder
-	var text *textRenderer
-	var queue *event.Queue
-	if opts.JSON {
-		enc = ndjson.NewEncoder(ios.Out).WithRedactor(ios.Redactor())
-		queue = event.NewQueue(enc, 4096)
-	} else {
-		text = newTextRenderer(ios)
-		queue = event.NewQueue(text, 4096)
-	}
+	out := newTurnOutput(opts.IO, opts.JSON, rt.Servers)
 	var asker permission.Asker
 	if opts.DenyAsk {
 		asker = permission.DenyAsker
 	}
 	meta, end, err := runner.Prompt(ctx, engine.Request{
 		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
-		Input: input, Sink: queue, Record: opts.Record, Asker: asker, Skills: opts.Skills,
-		Started: func(m session.Meta) {
-			if enc != nil {
-				enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),
-					Provider: deref(m.Provider), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt.Format(time.RFC3339Nano)})
-				if servers != nil { // the turn waited for them: their status is final
-					for _, st := range servers.Status() {
-						if st.Error != nil {
-							enc.MCPServerFailed(m.ID, st)
-						}
-					}
-				}
-			}
-		},
+		Input: input, Sink: out.queue, Record: opts.Record, Asker: asker, Skills: opts.Skills,
+		Started: out.started,
 	})
-	queue.Close()
+	out.queue.Close()
 	if err != nil {
-		var ue *engine.UsageError
-		var locked *session.LockedError
-		switch {
-		case errors.As(err, &ue):
-			return usageErr(fmt.Errorf("prompt: %w", err), "")
-		case errors.As(err, &locked):
-			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
-				Hint: "wait for that turn to finish, or continue a copy with --fork"}
-		case host.IsAuthRequired(err):
-			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
-				Hint: "log the agent in with its own CLI first (e.g. `claude` or `codex login`), then retry"}
-		}
-		return failure(fmt.Errorf("prompt: %w", err))
+		return promptError(err)
 	}
 	code, why := outcome(ctx, end, stop.signal())
-	if enc != nil {
-		enc.Finish(meta.ID, end, code, why)
-	} else {
-		text.finish()
-	}
+	out.finish(meta.ID, end, code, why)
 	if code == ExitOK {
 		return nil
 	}
 	return &ExitError{Code: code, Err: errors.New("prompt: " + why), Hint: hintFor(code, meta.ID)}
 }
 
-var errTimeout = errors.New("--timeout expired")
-
-// turnRunner is what runs the turns: the engine, or with agent set the
-// external ACP agent of that name (started on first use, stopped by the
-// returned func).
-func turnRunner(eng *engine.Engine, agent string) (engine.Runner, func()) {
-	if agent == "" {
-		return eng, func() {}
-	}
-	r, stop := eng.ExternalAgent(agent)
-	return r, stop
-}
-
-// turnConfig loads the config with the flags that commands running turns
-// share applied: --work-dir and --allow-shell.
-func turnConfig(path, workDir string, allowShell bool, ios *IOStreams) (*config.Config, error) {
-	cfg, err := loadConfig(path, ios)
-	if err != nil {
-		return nil, err
-	}
-	if workDir != "" {
-		if err := cfg.SetWorkDir(workDir); err != nil {
-			return nil, usageErr(fmt.Errorf("--work-dir: %w", err), "")
-		}
-	}
-	if allowShell {
-		cfg.AllowShell = true
-	}
-	return cfg, nil
-}
-
-// resolveSession turns --session (id, prefix or title) or --continue into a
-// session id, forking it with --fork; "" starts a new session. cmd names the
-// command in errors.
-func resolveSession(env *sessionsEnv, cmd, ref string, cont, fork bool, workDir string) (string, error) {
-	var id string
+// promptError maps a turn that could not start to its exit code and hint.
+func promptError(err error) error {
+	var ue *engine.UsageError
+	var locked *session.LockedError
 	switch {
-	case ref != "":
-		m, err := env.find(cmd+": --session", ref)
-		if err != nil {
-			return "", err
-		}
-		id = m.ID
-	case cont:
-		m, err := session.Latest(env.files, workDir)
-		if errors.Is(err, session.ErrNotFound) {
-			return "", usageErr(fmt.Errorf("%s: --continue: no earlier session in %s", cmd, workDir), "start one without --continue")
-		}
-		if err != nil {
-			return "", failure(err)
-		}
-		id = m.ID
+	case errors.As(err, &ue):
+		return usageErr(fmt.Errorf("prompt: %w", err), "")
+	case errors.As(err, &locked):
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
+			Hint: "wait for that turn to finish, or continue a copy with --fork"}
+	case host.IsAuthRequired(err):
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
+			Hint: "log the agent in with its own CLI first (e.g. `claude` or `codex login`), then retry"}
 	}
-	if id == "" || !fork {
-		return id, nil
-	}
-	forked, err := session.Fork(env.store, id, -1, time.Now())
-	if err != nil {
-		return "", failure(fmt.Errorf("%s: --fork: %w", cmd, err))
-	}
-	return forked.ID, nil
-}
-
-// outcome maps how the turn ended to an exit code and a one-line reason.
-func outcome(ctx context.Context, end event.End, sig os.Signal) (int, string) {
-	switch {
-	case end.StopReason == agent.StopCancelled && errors.Is(context.Cause(ctx), errTimeout):
-		return ExitTimeout, "the turn was cancelled: --timeout expired"
-	case end.StopReason == agent.StopCancelled && sig != nil:
-		n := 2
-		if s, ok := sig.(syscall.Signal); ok {
-			n = int(s)
-		}
-		return 128 + n, fmt.Sprintf("the turn was cancelled by %v", sig)
-	case end.StopReason == agent.StopCancelled:
-		return ExitInterrupt, "the turn was cancelled"
-	case end.Err != nil:
-		return ExitFailure, end.Err.Error()
-	case end.StopReason == agent.StopMaxTurnRequests:
-		return ExitStopped, fmt.Sprintf("the turn stopped early: max_turn_requests (%d model calls)", end.Iterations)
-	case end.StopReason == agent.StopMaxTokens || end.StopReason == agent.StopRefusal:
-		return ExitStopped, "the turn stopped early: " + end.StopReason
-	}
-	return ExitOK, ""
-}
-
-func hintFor(code int, id string) string {
-	switch code {
-	case ExitStopped, ExitTimeout, ExitInterrupt:
-		return fmt.Sprintf("what was done is saved; continue with 'openheim prompt --session %s'", id)
-	}
-	return ""
+	return failure(fmt.Errorf("prompt: %w", err))
 }
 
 // promptInput builds the user message: the prompt text, then attachments.
@@ -364,58 +246,4 @@ func attachment(path string) (message.Block, error) {
 		return message.Block{}, usageErr(fmt.Errorf("--file %s: not a text file", path), "")
 	}
 	return message.Text(fmt.Sprintf("<file path=%q>\n%s\n</file>", path, strings.TrimSuffix(string(data), "\n"))), nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// interrupter turns the first SIGINT/SIGTERM into a cancelled turn (so the
-// session keeps what was done) and a second one into an immediate exit.
-type interrupter struct {
-	ch     chan os.Signal
-	got    chan os.Signal
-	cancel context.CancelFunc
-}
-
-func interruptible(parent context.Context) (context.Context, *interrupter) {
-	ctx, cancel := context.WithCancel(parent)
-	it := &interrupter{ch: make(chan os.Signal, 2), got: make(chan os.Signal, 1), cancel: cancel}
-	signal.Notify(it.ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		sig, ok := <-it.ch
-		if !ok {
-			return
-		}
-		it.got <- sig
-		cancel()
-		if sig, ok := <-it.ch; ok {
-			n := 2
-			if s, ok := sig.(syscall.Signal); ok {
-				n = int(s)
-			}
-			childproc.KillAll() // the cleanup of a normal return is skipped
-			os.Exit(128 + n)
-		}
-	}()
-	return ctx, it
-}
-
-func (it *interrupter) signal() os.Signal {
-	select {
-	case s := <-it.got:
-		it.got <- s
-		return s
-	default:
-		return nil
-	}
-}
-
-func (it *interrupter) release() {
-	signal.Stop(it.ch)
-	close(it.ch)
-	it.cancel()
 }

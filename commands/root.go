@@ -1,5 +1,8 @@
-// Package commands holds one file per subcommand: each parses its flags into
-// an Options struct and calls a plain run function that tests call directly.
+// Package commands holds one file per subcommand, in the shape of the GitHub
+// CLI: an XOptions struct with the command's injected dependencies (from the
+// Factory) and flags, a newCmdX(f, runF) constructor that only parses flags
+// into it, and an xRun(ctx, opts) function holding the behaviour, which
+// tests call directly (or replace with runF to check the flag parsing).
 // No engine logic lives here.
 package commands
 
@@ -8,25 +11,43 @@ import (
 	"errors"
 	"fmt"
 
-	"path/filepath"
-
-	"github.com/openheim/openheim/runtime/config"
-	"github.com/openheim/openheim/runtime/session"
 	"github.com/urfave/cli/v3"
 )
-
-// buildVersion is the running binary's version (reported to ACP agents it
-// starts).
-var buildVersion = "dev"
 
 // NewRoot builds the openheim CLI.
 func NewRoot(ios *IOStreams, version string) *cli.Command {
 	setupLogging(ios.ErrOut)
-	buildVersion = version
+	return newRoot(NewFactory(ios, version))
+}
+
+// newRoot builds the command tree on f; --config reaches f.Config through
+// f.ConfigPath.
+func newRoot(f *Factory) *cli.Command {
+	root := rootCommand(f,
+		newCmdPrompt(f, nil),
+		newCmdChat(f, nil),
+		newCmdACP(f, nil),
+		newCmdServe(f, nil),
+		newCmdMCP(f),
+		newCmdSkills(f, nil),
+		newCmdMemory(f),
+		newCmdSessions(f),
+		newCmdTools(f, nil),
+		newCmdInit(f, nil),
+	)
+	f.ConfigPath = func() string { return root.String("config") }
+	return root
+}
+
+// rootCommand is the root over cmds: the global flags, the streams, and
+// usage errors mapped to exit code 2 at every level. Tests run single
+// commands under it.
+func rootCommand(f *Factory, cmds ...*cli.Command) *cli.Command {
+	ios := f.IOStreams
 	root := &cli.Command{
 		Name:    "openheim",
 		Usage:   "a multi-provider LLM agent runtime",
-		Version: version,
+		Version: f.Version,
 		Description: `openheim runs an iterative agent loop: it calls an LLM, runs tools inside the
 work directory for it, feeds the results back, and repeats until the task is done.
 
@@ -46,18 +67,7 @@ Examples:
 		Suggest:         true,
 		OnUsageError:    onUsageError,
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
-		Commands: []*cli.Command{
-			newCmdPrompt(ios, version),
-			newCmdChat(ios, version),
-			newCmdACP(ios, version),
-			newCmdServe(ios, version),
-			newCmdMCP(ios, version),
-			newCmdSkills(ios),
-			newCmdMemory(ios),
-			newCmdSessions(ios),
-			newCmdTools(ios),
-			newCmdInit(ios),
-		},
+		Commands:        cmds,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usageErr(fmt.Errorf("unknown command %q", cmd.Args().First()), "see 'openheim --help' for the commands")
@@ -82,27 +92,6 @@ func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error 
 		name += " " + cmd.Name
 	}
 	return usageErr(fmt.Errorf("%s: %w", cmd.Name, err), fmt.Sprintf("see '%s --help'", name))
-}
-
-// loadConfig loads the configuration at path ("" = the default file).
-func loadConfig(path string, ios *IOStreams) (*config.Config, error) {
-	cfg, err := config.LoadWith(path, ios.ErrOut)
-	if err != nil {
-		return nil, usageErr(err, "check the file, or run 'openheim init' to write a commented one")
-	}
-	// From here on, stderr and the log mask the config's secrets: every
-	// error printed at exit (PrintError) included.
-	ios.useRedactor(cfg.Redactor())
-	return cfg, nil
-}
-
-// openStore opens the session store under the data directory.
-func openStore() (*session.FileStore, error) {
-	store, err := session.NewFileStore(filepath.Join(config.Home(), "history"))
-	if err != nil {
-		return nil, failure(err)
-	}
-	return store, nil
 }
 
 // noArgs rejects stray positional arguments.
@@ -131,4 +120,13 @@ func PrintError(ios *IOStreams, err error) {
 		return
 	}
 	fmt.Fprintf(ios.ErrOut, "openheim: %v\n", err)
+}
+
+// run calls runF when a test gave one (to see what the flags parsed into),
+// else the command's own run function.
+func run[O any](ctx context.Context, opts *O, runF, own func(context.Context, *O) error) error {
+	if runF != nil {
+		return runF(ctx, opts)
+	}
+	return own(ctx, opts)
 }

@@ -24,7 +24,10 @@ const shutdownGrace = 15 * time.Second
 // ServeOptions is everything `openheim serve` needs.
 type ServeOptions struct {
 	IO             *IOStreams
-	ConfigPath     string
+	Config         func() (*config.Config, error)
+	Sessions       func() (*Sessions, error)
+	Runtime        func(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func())
+	Home           func() string // the data directory: the default token, the web client's files
 	Version        string
 	Host           string
 	Port           int
@@ -32,7 +35,9 @@ type ServeOptions struct {
 	InsecureNoAuth bool
 }
 
-func newCmdServe(ios *IOStreams, version string) *cli.Command {
+func newCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *cli.Command {
+	opts := &ServeOptions{IO: f.IOStreams, Config: f.Config, Sessions: f.Sessions, Runtime: f.Runtime,
+		Home: f.Home, Version: f.Version}
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve the web client, the REST and SSE APIs and the /ws and /acp WebSockets",
@@ -75,24 +80,22 @@ Examples:
 			if err := noArgs(cmd); err != nil {
 				return err
 			}
-			return serveRun(ctx, ServeOptions{
-				IO: ios, ConfigPath: cmd.Root().String("config"), Version: version,
-				Host: cmd.String("host"), Port: int(cmd.Int("port")), Token: cmd.String("token"),
-				InsecureNoAuth: cmd.Bool("insecure-no-auth"),
-			})
+			opts.Host, opts.Port, opts.Token = cmd.String("host"), int(cmd.Int("port")), cmd.String("token")
+			opts.InsecureNoAuth = cmd.Bool("insecure-no-auth")
+			return run(ctx, opts, runF, serveRun)
 		},
 	}
 }
 
-func serveRun(ctx context.Context, opts ServeOptions) error {
+func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if opts.Port < 0 || opts.Port > 65535 {
 		return usageErr(fmt.Errorf("serve: port %d is out of range", opts.Port), "use 0-65535 (0 picks a free port)")
 	}
-	auth, err := resolveServeAuth(opts.IO, "serve", opts.Host, opts.Token, opts.InsecureNoAuth)
+	auth, err := resolveServeAuth(opts.IO, opts.Home(), "serve", opts.Host, opts.Token, opts.InsecureNoAuth)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(opts.ConfigPath, opts.IO)
+	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
@@ -101,37 +104,25 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 		// only the one line below that prints the web client's address does.
 		logRedactor.Store(logRedactor.Load().With(auth.token))
 	}
-	env, err := openSessions(opts.IO)
+	sess, err := opts.Sessions()
 	if err != nil {
 		return err
 	}
-	env.catalog.Progress = nil
-	session.SweepSpares(env.files.Dir) // files left by crashed processes
+	sess.Catalog.Progress = nil
+	session.SweepSpares(sess.Files.Dir) // files left by crashed processes
 
 	l, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
 	if err != nil {
 		return failure(fmt.Errorf("serve: %w", err))
 	}
-	servers := startMCP(ctx, cfg, opts.IO, opts.Version)
-	if servers != nil {
-		defer servers.Close()
-	}
-	eng := withMCP(newEngine(cfg, env), servers)
-	defer withMemory(eng, cfg, opts.IO)()
-	srv, err := server.New(server.Options{Engine: eng, Catalog: env.catalog, Version: opts.Version,
-		Token: auth.token, InsecureNoAuth: auth.token == "", Loopback: server.IsLoopback(opts.Host), DataDir: config.Home()})
+	rt, release := opts.Runtime(ctx, cfg, sess, true)
+	defer release()
+	srv, err := server.New(server.Options{Engine: rt.Engine, Catalog: sess.Catalog, Version: opts.Version,
+		Token: auth.token, InsecureNoAuth: auth.token == "", Loopback: server.IsLoopback(opts.Host), DataDir: opts.Home()})
 	if err != nil {
 		return failure(fmt.Errorf("serve: %w", err))
 	}
-	base := "http://" + l.Addr().String()
-	fmt.Fprintf(opts.IO.ErrOut, "openheim: listening on %s (%s); Ctrl-C stops\n", base, auth.describe())
-	if auth.stored != nil {
-		// After "#": the browser keeps it to itself, so it reaches no
-		// request line or access log; the web client takes it from there.
-		fmt.Fprintf(opts.IO.ErrOut, "openheim: web client: %s/#token=%s\n", base, auth.stored.Value)
-	} else {
-		fmt.Fprintf(opts.IO.ErrOut, "openheim: web client: %s/\n", base)
-	}
+	announceServe(opts.IO, "http://"+l.Addr().String(), auth)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -141,4 +132,17 @@ func serveRun(ctx context.Context, opts ServeOptions) error {
 	}
 	fmt.Fprintln(opts.IO.ErrOut, "openheim: stopped")
 	return nil
+}
+
+// announceServe says where the server listens and how to open the web
+// client.
+func announceServe(ios *IOStreams, base string, auth serveAuth) {
+	fmt.Fprintf(ios.ErrOut, "openheim: listening on %s (%s); Ctrl-C stops\n", base, auth.describe())
+	if auth.stored != nil {
+		// After "#": the browser keeps it to itself, so it reaches no
+		// request line or access log; the web client takes it from there.
+		fmt.Fprintf(ios.ErrOut, "openheim: web client: %s/#token=%s\n", base, auth.stored.Value)
+	} else {
+		fmt.Fprintf(ios.ErrOut, "openheim: web client: %s/\n", base)
+	}
 }

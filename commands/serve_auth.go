@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/openheim/openheim/protocol/server"
-	"github.com/openheim/openheim/runtime/config"
 )
 
 // serveAuth is how a server started by `openheim serve` or `openheim mcp
@@ -22,8 +21,9 @@ const minTokenLen = 16
 // resolveServeAuth picks the token: the one given (--token or
 // OPENHEIM_TOKEN), else the one kept in the data directory, made on first
 // use. --insecure-no-auth turns authentication off, on a loopback address
-// only. what names the command in errors ("serve", "mcp serve").
-func resolveServeAuth(ios *IOStreams, what, host, token string, insecure bool) (serveAuth, error) {
+// only. home is the data directory; what names the command in errors
+// ("serve", "mcp serve").
+func resolveServeAuth(ios *IOStreams, home, what, host, token string, insecure bool) (serveAuth, error) {
 	loopback := server.IsLoopback(host)
 	switch {
 	case insecure && token != "":
@@ -42,7 +42,7 @@ func resolveServeAuth(ios *IOStreams, what, host, token string, insecure bool) (
 		}
 		return serveAuth{token: token}, nil
 	}
-	st, err := server.LoadToken(config.Home())
+	st, err := server.LoadToken(home)
 	if err != nil {
 		return serveAuth{}, failure(fmt.Errorf("%s: %w", what, err))
 	}

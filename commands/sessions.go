@@ -1,26 +1,19 @@
 package commands
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/openheim/openheim/index/sessions"
-	"github.com/openheim/openheim/protocol/acp/host"
-	"github.com/openheim/openheim/runtime/config"
-	"github.com/openheim/openheim/runtime/engine"
-	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
 )
 
-func newCmdSessions(ios *IOStreams) *cli.Command {
+func newCmdSessions(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "sessions",
 		Usage: "list, search, show and manage stored sessions",
@@ -38,45 +31,11 @@ Examples:
   openheim sessions export 5d0c --format md > session.md
   openheim sessions prune --older-than 90d --dry-run`,
 		Commands: []*cli.Command{
-			newCmdSessionsLs(ios), newCmdSessionsShow(ios), newCmdSessionsSearch(ios),
-			newCmdSessionsRename(ios), newCmdSessionsFork(ios), newCmdSessionsExport(ios),
-			newCmdSessionsRm(ios), newCmdSessionsPrune(ios), newCmdSessionsReindex(ios),
+			newCmdSessionsLs(f, nil), newCmdSessionsShow(f, nil), newCmdSessionsSearch(f, nil),
+			newCmdSessionsRename(f, nil), newCmdSessionsFork(f, nil), newCmdSessionsExport(f, nil),
+			newCmdSessionsRm(f, nil), newCmdSessionsPrune(f, nil), newCmdSessionsReindex(f, nil),
 		},
 	}
-}
-
-// sessionsEnv is what every sessions subcommand works on.
-type sessionsEnv struct {
-	files   *session.FileStore
-	store   session.Store // files, marking changed sessions for re-indexing
-	catalog *history.Catalog
-}
-
-func openSessions(ios *IOStreams) (*sessionsEnv, error) {
-	files, err := openStore()
-	if err != nil {
-		return nil, err
-	}
-	cat := &history.Catalog{
-		Store:    files,
-		IndexDir: filepath.Join(config.Home(), "index", "sessions"),
-		Warn:     func(msg string) { fmt.Fprintf(ios.ErrOut, "openheim: warning: %s\n", msg) },
-	}
-	if ios.ErrTTY {
-		cat.Progress = progress(ios, "indexing sessions")
-	}
-	return &sessionsEnv{files: files, store: &history.Tracked{Store: files, Catalog: cat}, catalog: cat}, nil
-}
-
-// newEngine runs turns on env's sessions, one at a time per session; a
-// subagent profile naming an ACP agent runs on it.
-func newEngine(cfg *config.Config, env *sessionsEnv) *engine.Engine {
-	e := &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}}
-	e.ExternalAgent = func(name string) (engine.Runner, func()) {
-		hr := &host.Runner{Engine: e, Agent: name, Version: buildVersion}
-		return hr, func() { hr.Close() }
-	}
-	return e
 }
 
 // progress returns a callback drawing a bar on stderr for long work.
@@ -97,8 +56,8 @@ func progress(ios *IOStreams, what string) func(done, total int) {
 
 // find resolves a session reference (id, prefix or title); what names the
 // command or flag for the error message.
-func (e *sessionsEnv) find(what, ref string) (*session.Meta, error) {
-	m, err := session.Find(e.files, ref)
+func (s *Sessions) find(what, ref string) (*session.Meta, error) {
+	m, err := session.Find(s.Files, ref)
 	var amb *session.AmbiguousError
 	switch {
 	case errors.As(err, &amb):
@@ -109,6 +68,27 @@ func (e *sessionsEnv) find(what, ref string) (*session.Meta, error) {
 		return nil, failure(fmt.Errorf("%s: %w", what, err))
 	}
 	return m, nil
+}
+
+// load loads the session ref names; what names the command.
+func (s *Sessions) load(what, ref string) (*session.Conversation, error) {
+	m, err := s.find(what, ref)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := s.Files.Load(m.ID)
+	if err != nil {
+		return nil, failure(err)
+	}
+	return conv, nil
+}
+
+// oneRef is the session reference of a command taking exactly one.
+func oneRef(cmd *cli.Command) (string, error) {
+	if cmd.Args().Len() != 1 {
+		return "", usageErr(fmt.Errorf("sessions %s: give one session id, prefix or title", cmd.Name), "see 'openheim sessions ls'")
+	}
+	return cmd.Args().First(), nil
 }
 
 // sessionJSON is one line of `sessions ls --json`: seed 000's
@@ -127,123 +107,6 @@ type sessionJSON struct {
 func toJSON(s sessions.Session) sessionJSON {
 	return sessionJSON{ID: s.ID, Title: s.Title, Model: s.Model, Provider: s.Provider, Cwd: s.Cwd,
 		CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(), Messages: s.Messages}
-}
-
-func newCmdSessionsLs(ios *IOStreams) *cli.Command {
-	return &cli.Command{
-		Name:  "ls",
-		Usage: "list sessions, newest first",
-		Description: `Columns: id (first 8 characters), when it was last updated, messages,
-model and title. --json prints one object per session with the full id.
-
-Examples:
-  openheim sessions ls
-  openheim sessions ls --since 7d --cwd ~/src/app
-  openheim sessions ls --limit 0 --json | jq -r .title`,
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "cwd", Usage: "only sessions whose work directory is `DIR`"},
-			&cli.StringFlag{Name: "since", Usage: "only sessions updated within `AGE` (e.g. 12h, 7d, 2w) or since a date (2026-01-31)"},
-			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show at most `N` sessions (0: all)"},
-		}, jsonFlags()...),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if err := noArgs(cmd); err != nil {
-				return err
-			}
-			f := sessions.Filter{Limit: int(cmd.Int("limit"))}
-			if dir := cmd.String("cwd"); dir != "" {
-				abs, err := filepath.Abs(dir)
-				if err != nil {
-					return usageErr(err, "")
-				}
-				f.Cwd = abs
-			}
-			if s := cmd.String("since"); s != "" {
-				t, err := parseSince(s, time.Now())
-				if err != nil {
-					return usageErr(fmt.Errorf("--since: %w", err), "")
-				}
-				f.Since = t
-			}
-			env, err := openSessions(ios)
-			if err != nil {
-				return err
-			}
-			list, err := env.catalog.List(f)
-			if err != nil {
-				return failure(fmt.Errorf("sessions: %w", err))
-			}
-			if machineOutput(cmd) {
-				for _, s := range list {
-					if err := printJSON(ios, cmd, toJSON(s)); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(ios.ErrOut, "No sessions yet. Start one with: openheim prompt \"...\"")
-				return nil
-			}
-			tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
-			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID[:8], ago(s.UpdatedAt, time.Now()), s.Messages, orDash(s.Model), oneLine(s.Title, 60))
-			}
-			return tw.Flush()
-		},
-	}
-}
-
-func newCmdSessionsShow(ios *IOStreams) *cli.Command {
-	return &cli.Command{
-		Name:      "show",
-		Usage:     "print a session's transcript",
-		ArgsUsage: "ID|PREFIX|TITLE",
-		Description: `Prints the conversation for a person (long tool outputs cut to their first
-lines). --json prints seed 000's Conversation object {meta, messages}.
-
-Examples:
-  openheim sessions show 5d0c
-  openheim sessions show 5d0c --json | jq '.messages | length'`,
-		Flags: jsonFlags(),
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			_, conv, err := loadRef(ios, cmd)
-			if err != nil {
-				return err
-			}
-			if machineOutput(cmd) {
-				return printJSON(ios, cmd, conv)
-			}
-			writeTranscript(ios.Out, conv, false)
-			return nil
-		},
-	}
-}
-
-// loadRef loads the session named by the command's one argument.
-func loadRef(ios *IOStreams, cmd *cli.Command) (*sessionsEnv, *session.Conversation, error) {
-	if cmd.Args().Len() != 1 {
-		return nil, nil, usageErr(fmt.Errorf("sessions %s: give one session id, prefix or title", cmd.Name), "see 'openheim sessions ls'")
-	}
-	env, m, err := findArg(ios, cmd)
-	if err != nil {
-		return nil, nil, err
-	}
-	conv, err := env.files.Load(m.ID)
-	if err != nil {
-		return nil, nil, failure(err)
-	}
-	return env, conv, nil
-}
-
-// findArg opens the sessions and resolves the command's first argument.
-func findArg(ios *IOStreams, cmd *cli.Command) (*sessionsEnv, *session.Meta, error) {
-	env, err := openSessions(ios)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := env.find("sessions "+cmd.Name, cmd.Args().First())
-	return env, m, err
 }
 
 // parseSince accepts an age (Go durations plus d and w units) or a date.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/skills"
 	"github.com/urfave/cli/v3"
 )
@@ -27,7 +28,16 @@ func skillsFlag(cmd *cli.Command) []string {
 	return out
 }
 
-func newCmdSkills(ios *IOStreams) *cli.Command {
+// SkillsOptions is everything `openheim skills` needs.
+type SkillsOptions struct {
+	IO     *IOStreams
+	Config func() (*config.Config, error)
+	Name   string // "" lists them all
+	Output jsonOutput
+}
+
+func newCmdSkills(f *Factory, runF func(context.Context, *SkillsOptions) error) *cli.Command {
+	opts := &SkillsOptions{IO: f.IOStreams, Config: f.Config}
 	return &cli.Command{
 		Name:      "skills",
 		Usage:     "list the skills a session can activate, or show one",
@@ -47,46 +57,51 @@ Examples:
 			if cmd.Args().Len() > 1 {
 				return usageErr(errors.New("skills: at most one NAME"), "")
 			}
-			cfg, err := loadConfig(cmd.Root().String("config"), ios)
-			if err != nil {
-				return err
-			}
-			dir := cfg.SkillsDir()
-			if name := cmd.Args().First(); name != "" {
-				s, err := skills.Load(dir, []string{name})
-				if err != nil {
-					return usageErr(fmt.Errorf("skills: %w", err), "")
-				}
-				if machineOutput(cmd) {
-					return printJSON(ios, cmd, map[string]string{"name": s[0].Name, "content": s[0].Content})
-				}
-				fmt.Fprintln(ios.Out, s[0].Content)
-				return nil
-			}
-			names, err := skills.List(dir)
-			if err != nil {
-				return failure(err)
-			}
-			defaults := map[string]bool{}
-			for _, d := range cfg.DefaultSkills {
-				defaults[d] = true
-			}
-			for _, n := range names {
-				switch {
-				case machineOutput(cmd):
-					if err := printJSON(ios, cmd, map[string]any{"name": n, "default": defaults[n]}); err != nil {
-						return err
-					}
-				case defaults[n]:
-					fmt.Fprintf(ios.Out, "%s (default)\n", n)
-				default:
-					fmt.Fprintln(ios.Out, n)
-				}
-			}
-			if len(names) == 0 && !machineOutput(cmd) {
-				fmt.Fprintf(ios.ErrOut, "no skills yet: add one as %s/<name>.md\n", dir)
-			}
-			return nil
+			opts.Name, opts.Output = cmd.Args().First(), jsonOutputOf(cmd)
+			return run(ctx, opts, runF, skillsRun)
 		},
 	}
+}
+
+func skillsRun(_ context.Context, opts *SkillsOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	ios, out, dir := opts.IO, opts.Output, cfg.SkillsDir()
+	if opts.Name != "" {
+		s, err := skills.Load(dir, []string{opts.Name})
+		if err != nil {
+			return usageErr(fmt.Errorf("skills: %w", err), "")
+		}
+		if out.machine() {
+			return out.print(ios, map[string]string{"name": s[0].Name, "content": s[0].Content})
+		}
+		fmt.Fprintln(ios.Out, s[0].Content)
+		return nil
+	}
+	names, err := skills.List(dir)
+	if err != nil {
+		return failure(err)
+	}
+	defaults := map[string]bool{}
+	for _, d := range cfg.DefaultSkills {
+		defaults[d] = true
+	}
+	for _, n := range names {
+		switch {
+		case out.machine():
+			if err := out.print(ios, map[string]any{"name": n, "default": defaults[n]}); err != nil {
+				return err
+			}
+		case defaults[n]:
+			fmt.Fprintf(ios.Out, "%s (default)\n", n)
+		default:
+			fmt.Fprintln(ios.Out, n)
+		}
+	}
+	if len(names) == 0 && !out.machine() {
+		fmt.Fprintf(ios.ErrOut, "no skills yet: add one as %s/<name>.md\n", dir)
+	}
+	return nil
 }

@@ -4,11 +4,21 @@ import (
 	"context"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/urfave/cli/v3"
 )
 
-func newCmdTools(ios *IOStreams) *cli.Command {
+// ToolsOptions is everything `openheim tools` needs.
+type ToolsOptions struct {
+	IO         *IOStreams
+	Config     func() (*config.Config, error)
+	AllowShell bool
+	Output     jsonOutput
+}
+
+func newCmdTools(f *Factory, runF func(context.Context, *ToolsOptions) error) *cli.Command {
+	opts := &ToolsOptions{IO: f.IOStreams, Config: f.Config}
 	return &cli.Command{
 		Name:  "tools",
 		Usage: "list the tools the agent can call",
@@ -31,20 +41,25 @@ Examples:
 			if err := noArgs(cmd); err != nil {
 				return err
 			}
-			cfg, err := loadConfig(cmd.Root().String("config"), ios)
-			if err != nil {
-				return err
-			}
-			cfg.AllowShell = cfg.AllowShell || cmd.Bool("allow-shell")
-			// Memory is opened only when a memory tool runs: listing is free.
-			eng := &engine.Engine{Config: cfg, Memory: &engine.MemoryOpener{}}
-			reg, err := eng.Tools(cfg.WorkDir, nil, false)
-			if err != nil {
-				return failure(err)
-			}
-			return printTools(ios, cmd, reg.Tools())
+			opts.AllowShell, opts.Output = cmd.Bool("allow-shell"), jsonOutputOf(cmd)
+			return run(ctx, opts, runF, toolsRun)
 		},
 	}
+}
+
+func toolsRun(_ context.Context, opts *ToolsOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	cfg.AllowShell = cfg.AllowShell || opts.AllowShell
+	// Memory is opened only when a memory tool runs: listing is free.
+	eng := &engine.Engine{Config: cfg, Memory: &engine.MemoryOpener{}}
+	reg, err := eng.Tools(cfg.WorkDir, nil, false)
+	if err != nil {
+		return failure(err)
+	}
+	return printTools(opts.IO, opts.Output, reg.Tools())
 }
 
 func firstSentence(s string) string {

@@ -1,11 +1,12 @@
 // Package mcpserver serves openheim's built-in tools as an MCP server, over
 // stdio or Streamable HTTP, on modelcontextprotocol/go-sdk.
 //
-// The caller builds the tool registry (tools.Builtins: every path confined
-// to the work directory through a kernel-enforced confine.Root, the shell
-// only when allowed) and decides permissions; this package only translates
-// between MCP and the tools.Tool interface, so a client of `mcp serve`
-// meets exactly the boundary the built-in agent does.
+// Builtins assembles what `openheim mcp serve` offers from the config: the
+// tool registry (tools.Builtins: every path confined to the work directory
+// through a kernel-enforced confine.Root, the shell only when allowed) and
+// the permission rules' verdict on each call. The server itself only
+// translates between MCP and the tools.Tool interface, so a client of
+// `mcp serve` meets exactly the boundary the built-in agent does.
 package mcpserver
 
 import (

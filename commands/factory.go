@@ -1,0 +1,194 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/openheim/openheim/protocol/acp/host"
+	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/mcp"
+	"github.com/openheim/openheim/runtime/memory"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// Factory makes what commands depend on (as gh's cmdutil.Factory does):
+// each constructor copies the parts it needs into its Options, and tests
+// hand a run function their own. Every field is a function, so nothing is
+// loaded or opened before a command asks for it.
+type Factory struct {
+	IOStreams *IOStreams
+	Version   string // the running binary's, reported to MCP servers and ACP agents
+
+	// Home is the data directory ($OPENHEIM_HOME, else ~/.openheim): the
+	// sessions, the memory, serve's token and chat's input history live
+	// there. (The default config file is config.DefaultPath, in the same
+	// place unless a test replaced Home.)
+	Home func() string
+	// ConfigPath is the config file named by --config, "" for the default.
+	ConfigPath func() string
+	// Config loads the configuration on its first call (later calls return
+	// the same one) and from then on masks its secrets on stderr and in
+	// the log.
+	Config func() (*config.Config, error)
+	// Sessions opens the session store with its search catalog and lease
+	// locker.
+	Sessions func() (*Sessions, error)
+	// Runtime assembles the engine that runs turns for cfg on s; see
+	// Factory.runtime. The returned func releases what it holds.
+	Runtime func(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func())
+	// Memory opens the long-term memory of the loaded config.
+	Memory func() (*memory.Memory, error)
+	// MCP connects cfg's MCP servers (or only the one named) and waits for
+	// them: connected, or failed with the reason in their status.
+	MCP func(ctx context.Context, cfg *config.Config, only string) (*mcp.Manager, error)
+}
+
+// NewFactory returns the factory of a process whose streams are ios. The
+// config is read from --config once the root command has parsed it.
+func NewFactory(ios *IOStreams, version string) *Factory {
+	f := &Factory{IOStreams: ios, Version: version, Home: config.Home, ConfigPath: func() string { return "" }}
+	var once sync.Once
+	var cfg *config.Config
+	var cfgErr error
+	f.Config = func() (*config.Config, error) {
+		once.Do(func() { cfg, cfgErr = loadConfig(f.ConfigPath(), f.IOStreams) })
+		return cfg, cfgErr
+	}
+	f.Sessions = func() (*Sessions, error) { return openSessions(f.IOStreams, f.Home()) }
+	f.Runtime = f.runtime
+	f.MCP = func(ctx context.Context, cfg *config.Config, only string) (*mcp.Manager, error) {
+		return connectMCP(ctx, cfg, f.Version, only)
+	}
+	f.Memory = func() (*memory.Memory, error) {
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, err
+		}
+		m, err := memory.Open(memoryOptions(cfg, f.IOStreams, f.Home()))
+		if err != nil {
+			return nil, failure(fmt.Errorf("memory: %w", err))
+		}
+		return m, nil
+	}
+	return f
+}
+
+// loadConfig loads the configuration at path ("" = the default file).
+func loadConfig(path string, ios *IOStreams) (*config.Config, error) {
+	cfg, err := config.LoadWith(path, ios.ErrOut)
+	if err != nil {
+		return nil, usageErr(err, "check the file, or run 'openheim init' to write a commented one")
+	}
+	// From here on, stderr and the log mask the config's secrets: every
+	// error printed at exit (PrintError) included.
+	ios.useRedactor(cfg.Redactor())
+	return cfg, nil
+}
+
+// editedConfigPath is the config file mcp add and rm edit: --config, else
+// the data directory's config.toml.
+func (f *Factory) editedConfigPath() string {
+	if p := f.ConfigPath(); p != "" {
+		return p
+	}
+	return filepath.Join(f.Home(), "config.toml")
+}
+
+// Sessions is what every command working on stored sessions uses.
+type Sessions struct {
+	Files   *session.FileStore
+	Store   session.Store // Files, marking changed sessions for re-indexing
+	Catalog *history.Catalog
+	// Locker keeps one turn per session at a time, across processes.
+	Locker *session.Locker
+}
+
+func openSessions(ios *IOStreams, home string) (*Sessions, error) {
+	files, err := session.NewFileStore(filepath.Join(home, "history"))
+	if err != nil {
+		return nil, failure(err)
+	}
+	cat := &history.Catalog{
+		Store:    files,
+		IndexDir: filepath.Join(home, "index", "sessions"),
+		Warn:     func(msg string) { fmt.Fprintf(ios.ErrOut, "openheim: warning: %s\n", msg) },
+	}
+	if ios.ErrTTY {
+		cat.Progress = progress(ios, "indexing sessions")
+	}
+	return &Sessions{Files: files, Store: &history.Tracked{Store: files, Catalog: cat}, Catalog: cat,
+		Locker: &session.Locker{Dir: files.Dir, Warn: cat.Warn}}, nil
+}
+
+// Runtime is the engine a command runs turns with, and the MCP servers it
+// was given (their status is shown by prompt --json, chat's /mcp).
+type Runtime struct {
+	Engine  *engine.Engine
+	Servers *mcp.Manager // nil: none configured, or not connected (withMCP false)
+}
+
+// runtime assembles the engine for cfg on s: one turn per session at a
+// time, long-term memory opened on first use, a subagent profile naming an
+// ACP agent run on it, and with withMCP the config's MCP servers
+// connecting in the background (the first turn waits for them). The
+// returned func closes the memory, then the servers.
+func (f *Factory) runtime(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func()) {
+	var servers *mcp.Manager
+	if withMCP {
+		servers = startMCP(ctx, cfg, f.IOStreams, f.Version)
+	}
+	e := &engine.Engine{Config: cfg, Store: s.Store, Locker: s.Locker}
+	if servers != nil { // a nil manager must not become a non-nil ToolSource
+		e.MCP = servers
+	}
+	e.ExternalAgent = func(name string) (engine.Runner, func()) {
+		hr := &host.Runner{Engine: e, Agent: name, Version: f.Version}
+		return hr, func() { hr.Close() }
+	}
+	e.Memory = &engine.MemoryOpener{Options: memoryOptions(cfg, f.IOStreams, f.Home())}
+	return &Runtime{Engine: e, Servers: servers}, func() {
+		e.Memory.Close()
+		if servers != nil {
+			servers.Close()
+		}
+	}
+}
+
+// startMCP connects the configured MCP servers in the background; nil when
+// there are none. A failed server is reported on stderr and left out.
+func startMCP(ctx context.Context, cfg *config.Config, ios *IOStreams, version string) *mcp.Manager {
+	if len(cfg.MCPServers) == 0 {
+		return nil
+	}
+	m := mcp.NewManager(cfg.MCPServers, mcp.Options{Version: version, Redact: cfg.Redactor(), Warn: func(name string, err error) {
+		fmt.Fprintf(ios.ErrOut, "openheim: warning: MCP server %s: %v (its tools are left out)\n", name, err)
+	}})
+	m.Start(ctx)
+	return m
+}
+
+// memoryOptions are where the notes and their index live, and how search
+// embeds (when the config says so).
+func memoryOptions(cfg *config.Config, ios *IOStreams, home string) memory.Options {
+	opts := memory.Options{
+		Dir: filepath.Join(home, "memory"), IndexDir: filepath.Join(home, "index", "memory"),
+		TopK: cfg.Memory.TopK, EmbeddingModel: cfg.Memory.EmbeddingModel,
+		Warn: func(msg string) { fmt.Fprintf(ios.ErrOut, "openheim: warning: memory: %s\n", msg) },
+	}
+	if cfg.Memory.EmbeddingProvider != "" {
+		// Without embeddings memory still works by keywords: say so, go on.
+		if emb, err := engine.NewEmbedder(cfg); err != nil {
+			opts.Warn(fmt.Sprintf("semantic search is off: %v (check [memory] and the provider's API key)", err))
+		} else {
+			opts.Embedder = emb
+		}
+	}
+	if ios.ErrTTY {
+		opts.Progress = progress(ios, "indexing memory")
+	}
+	return opts
+}

@@ -1,0 +1,226 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/openheim/openheim/protocol/ndjson"
+	"github.com/openheim/openheim/runtime/agent"
+	"github.com/openheim/openheim/runtime/childproc"
+	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/mcp"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// What prompt and chat share to run turns and report how they ended.
+
+// turnOutput is where one turn's events go: NDJSON (--json) or the text
+// renderer, behind a queue that keeps a slow stdout reader from stalling
+// the turn.
+type turnOutput struct {
+	enc     *ndjson.Encoder
+	text    *textRenderer
+	queue   *event.Queue
+	servers *mcp.Manager // whose failures the NDJSON reports; nil: none
+}
+
+func newTurnOutput(ios *IOStreams, asJSON bool, servers *mcp.Manager) *turnOutput {
+	o := &turnOutput{servers: servers}
+	if asJSON {
+		o.enc = ndjson.NewEncoder(ios.Out).WithRedactor(ios.Redactor())
+		o.queue = event.NewQueue(o.enc, 4096)
+	} else {
+		o.text = newTextRenderer(ios)
+		o.queue = event.NewQueue(o.text, 4096)
+	}
+	return o
+}
+
+// started begins the NDJSON with the session's info and, the turn having
+// waited for them, the MCP servers that failed.
+func (o *turnOutput) started(m session.Meta) {
+	if o.enc == nil {
+		return
+	}
+	startNDJSON(o.enc, m, o.servers)
+}
+
+// finish ends the output of a turn that ran: the NDJSON result line, or
+// the text's last line break.
+func (o *turnOutput) finish(id string, end event.End, code int, why string) {
+	if o.enc != nil {
+		o.enc.Finish(id, end, code, why)
+	} else {
+		o.text.finish()
+	}
+}
+
+// startNDJSON writes a turn's first NDJSON lines: the session's info, then
+// one line per MCP server of servers (nil: none) that failed.
+func startNDJSON(enc *ndjson.Encoder, m session.Meta, servers *mcp.Manager) {
+	enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),
+		Provider: deref(m.Provider), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt.Format(time.RFC3339Nano)})
+	if servers == nil {
+		return
+	}
+	for _, st := range servers.Status() {
+		if st.Error != nil {
+			enc.MCPServerFailed(m.ID, st)
+		}
+	}
+}
+
+var errTimeout = errors.New("--timeout expired")
+
+// turnRunner is what runs the turns: the engine, or with agent set the
+// external ACP agent of that name (started on first use, stopped by the
+// returned func).
+func turnRunner(eng *engine.Engine, agent string) (engine.Runner, func()) {
+	if agent == "" {
+		return eng, func() {}
+	}
+	r, stop := eng.ExternalAgent(agent)
+	return r, stop
+}
+
+// turnConfig loads the config with the flags that commands running turns
+// share applied: --work-dir and --allow-shell.
+func turnConfig(load func() (*config.Config, error), workDir string, allowShell bool) (*config.Config, error) {
+	cfg, err := load()
+	if err != nil {
+		return nil, err
+	}
+	if workDir != "" {
+		if err := cfg.SetWorkDir(workDir); err != nil {
+			return nil, usageErr(fmt.Errorf("--work-dir: %w", err), "")
+		}
+	}
+	if allowShell {
+		cfg.AllowShell = true
+	}
+	return cfg, nil
+}
+
+// resolveSession turns --session (id, prefix or title) or --continue into a
+// session id, forking it with --fork; "" starts a new session. cmd names the
+// command in errors.
+func resolveSession(s *Sessions, cmd, ref string, cont, fork bool, workDir string) (string, error) {
+	var id string
+	switch {
+	case ref != "":
+		m, err := s.find(cmd+": --session", ref)
+		if err != nil {
+			return "", err
+		}
+		id = m.ID
+	case cont:
+		m, err := session.Latest(s.Files, workDir)
+		if errors.Is(err, session.ErrNotFound) {
+			return "", usageErr(fmt.Errorf("%s: --continue: no earlier session in %s", cmd, workDir), "start one without --continue")
+		}
+		if err != nil {
+			return "", failure(err)
+		}
+		id = m.ID
+	}
+	if id == "" || !fork {
+		return id, nil
+	}
+	forked, err := session.Fork(s.Store, id, -1, time.Now())
+	if err != nil {
+		return "", failure(fmt.Errorf("%s: --fork: %w", cmd, err))
+	}
+	return forked.ID, nil
+}
+
+// outcome maps how the turn ended to an exit code and a one-line reason.
+func outcome(ctx context.Context, end event.End, sig os.Signal) (int, string) {
+	switch {
+	case end.StopReason == agent.StopCancelled && errors.Is(context.Cause(ctx), errTimeout):
+		return ExitTimeout, "the turn was cancelled: --timeout expired"
+	case end.StopReason == agent.StopCancelled && sig != nil:
+		n := 2
+		if s, ok := sig.(syscall.Signal); ok {
+			n = int(s)
+		}
+		return 128 + n, fmt.Sprintf("the turn was cancelled by %v", sig)
+	case end.StopReason == agent.StopCancelled:
+		return ExitInterrupt, "the turn was cancelled"
+	case end.Err != nil:
+		return ExitFailure, end.Err.Error()
+	case end.StopReason == agent.StopMaxTurnRequests:
+		return ExitStopped, fmt.Sprintf("the turn stopped early: max_turn_requests (%d model calls)", end.Iterations)
+	case end.StopReason == agent.StopMaxTokens || end.StopReason == agent.StopRefusal:
+		return ExitStopped, "the turn stopped early: " + end.StopReason
+	}
+	return ExitOK, ""
+}
+
+func hintFor(code int, id string) string {
+	switch code {
+	case ExitStopped, ExitTimeout, ExitInterrupt:
+		return fmt.Sprintf("what was done is saved; continue with 'openheim prompt --session %s'", id)
+	}
+	return ""
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// interrupter turns the first SIGINT/SIGTERM into a cancelled turn (so the
+// session keeps what was done) and a second one into an immediate exit.
+type interrupter struct {
+	ch     chan os.Signal
+	got    chan os.Signal
+	cancel context.CancelFunc
+}
+
+func interruptible(parent context.Context) (context.Context, *interrupter) {
+	ctx, cancel := context.WithCancel(parent)
+	it := &interrupter{ch: make(chan os.Signal, 2), got: make(chan os.Signal, 1), cancel: cancel}
+	signal.Notify(it.ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig, ok := <-it.ch
+		if !ok {
+			return
+		}
+		it.got <- sig
+		cancel()
+		if sig, ok := <-it.ch; ok {
+			n := 2
+			if s, ok := sig.(syscall.Signal); ok {
+				n = int(s)
+			}
+			childproc.KillAll() // the cleanup of a normal return is skipped
+			os.Exit(128 + n)
+		}
+	}()
+	return ctx, it
+}
+
+func (it *interrupter) signal() os.Signal {
+	select {
+	case s := <-it.got:
+		it.got <- s
+		return s
+	default:
+		return nil
+	}
+}
+
+func (it *interrupter) release() {
+	signal.Stop(it.ch)
+	close(it.ch)
+	it.cancel()
+}
