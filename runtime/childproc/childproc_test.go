@@ -29,8 +29,15 @@ func TestMain(m *testing.M) {
 }
 
 func helper(mode string) {
-	if mode == "noguard" {
+	switch mode {
+	case "noguard":
 		guardShell = "/nonexistent/sh"
+	case "window":
+		// Killed between the start and the guard's "+" line.
+		afterSpawn = func(cmd *exec.Cmd) {
+			fmt.Println(cmd.Process.Pid)
+			time.Sleep(time.Hour)
+		}
 	}
 	cmd := exec.Command("/bin/sh", "-c", os.Getenv("CHILDPROC_COMMAND"))
 	if err := Start(cmd); err != nil {
@@ -38,7 +45,11 @@ func helper(mode string) {
 		os.Exit(1)
 	}
 	fmt.Println(cmd.Process.Pid)
-	select {}
+	// Not select{}: with no other goroutine runnable (no guard) the runtime
+	// would end the helper as deadlocked, and the parent-death signal with it.
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // procs lists the live (not zombie) processes whose command line is argv
@@ -292,5 +303,39 @@ func TestGuardScript(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if gone(cmds[1].Process.Pid) {
 		t.Error("the group taken off the list was killed")
+	}
+}
+
+// TestKilledBeforeListing: a SIGKILL between a child's start and the
+// guard's "+" line for its group leaves nothing running, as the child is
+// held at a gate until it is listed (its shell would otherwise have forked
+// the sleeps within that window, out of the parent-death signal's reach).
+func TestKilledBeforeListing(t *testing.T) {
+	a := sleepArg(5)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CHILDPROC_HELPER=window", "CHILDPROC_COMMAND=sleep "+a+" & sleep "+a+"; :")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		for _, pid := range procs(t, "sleep "+a) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+	time.Sleep(200 * time.Millisecond) // ungated, the shell has forked by now
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	time.Sleep(300 * time.Millisecond)
+	if left := procs(t, "sleep "+a); len(left) > 0 {
+		t.Fatalf("processes %v started before their group was guarded outlived the parent", left)
 	}
 }

@@ -81,3 +81,55 @@ func signalGroup(pid int, sig syscall.Signal) error {
 // groupGone reports whether the group led by pid has no member openheim
 // may signal: none at all, or only another user's (the id was reused).
 func groupGone(pid int) bool { return syscall.Kill(-pid, 0) != nil }
+
+// gate holds a new child back until its group is on the guard's list. The
+// child starts as a shell that waits for one line on an extra file and
+// then execs the real program (same pid, so the same group): nothing the
+// program forks can exist before the guard knows the group. Without it, a
+// SIGKILL of openheim between the fork and the guard's "+" line would leave
+// whatever the child had started by then running (seen under load: a
+// shell's background jobs start within a millisecond).
+type gate struct{ r, w *os.File }
+
+// gateScript reads "go" on fd %[1]d (EOF: openheim died first, so exec
+// nothing), closes it, and execs argv[0] with the rest of the arguments.
+const gateScript = `IFS= read -r go <&%[1]d && [ "$go" = go ] || exit 125; exec %[1]d<&-; exec "$0" "$@"`
+
+// hold rewrites cmd to start behind a gate; nil (no gate) when cmd cannot
+// start anyway or there is no shell to gate with.
+func hold(cmd *exec.Cmd) *gate {
+	if cmd.Err != nil || cmd.Path == "" || len(cmd.Args) == 0 {
+		return nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil
+	}
+	fd := 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	cmd.Args = append([]string{gateShell, "-c", fmt.Sprintf(gateScript, fd), cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = gateShell
+	return &gate{r: r, w: w}
+}
+
+// gateShell is the shell a gated child starts as.
+var gateShell = "/bin/sh"
+
+// open lets the child exec its program; close drops the gate of a child
+// that did not start. Both are safe on a nil gate.
+func (g *gate) open() {
+	if g == nil {
+		return
+	}
+	g.r.Close()
+	g.w.WriteString("go\n")
+	g.w.Close()
+}
+
+func (g *gate) close() {
+	if g == nil {
+		return
+	}
+	g.r.Close()
+	g.w.Close()
+}

@@ -27,6 +27,10 @@ type registry struct {
 
 var groups = &registry{live: map[int]bool{}}
 
+// afterSpawn, when set (tests), runs between a child's start and its
+// listing: the window a SIGKILL of openheim must not leave anything in.
+var afterSpawn func(*exec.Cmd)
+
 // start runs start and lists the new group. The lock is held throughout so
 // that a kill racing with the start (exec's Cancel runs as soon as the
 // process exists) is listed after it, never before.
@@ -37,15 +41,24 @@ func (r *registry) start(cmd *exec.Cmd, start func() error) error {
 			slog.Debug("childproc: no guard; children of a killed openheim may outlive it", "error", err)
 		}
 	})
+	var g *gate
+	if r.guard != nil {
+		g = hold(cmd)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := spawn(start); err != nil {
+		g.close()
 		return err
+	}
+	if afterSpawn != nil {
+		afterSpawn(cmd)
 	}
 	if cmd.Process != nil {
 		r.live[cmd.Process.Pid] = false
 		r.guard.send('+', cmd.Process.Pid)
 	}
+	g.open() // only now may the child run its program
 	return nil
 }
 
