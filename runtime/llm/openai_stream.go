@@ -2,8 +2,6 @@ package llm
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/runtime/ids"
 	"github.com/openheim/openheim/runtime/llm/sse"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/tidwall/gjson"
@@ -341,8 +340,4 @@ func chunkError(raw json.RawMessage) error {
 
 // newCallID makes an id for a tool call the server sent without one; the id
 // must be unique because tool results are matched to calls by it.
-func newCallID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "call_" + hex.EncodeToString(b[:])
-}
+func newCallID() string { return ids.New("call_") }
