@@ -82,7 +82,7 @@ func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ag, err := a.agents.createFrom(bundle)
+	ag, err := a.agents.create(bundle)
 	if err != nil {
 		writeError(w, err)
 		return
