@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/openheim/openheim/index/sessions"
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
@@ -124,7 +123,7 @@ type sessionJSON struct {
 	Messages  int       `json:"messages"`
 }
 
-func toJSON(s sessions.Session) sessionJSON {
+func toJSON(s history.Session) sessionJSON {
 	return sessionJSON{ID: s.ID, Title: s.Title, Model: s.Model, Provider: s.Provider, Cwd: s.Cwd,
 		CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(), Messages: s.Messages}
 }
@@ -149,7 +148,7 @@ Examples:
 			if err := noArgs(cmd); err != nil {
 				return err
 			}
-			f := sessions.Filter{Limit: int(cmd.Int("limit"))}
+			f := history.Filter{Limit: int(cmd.Int("limit"))}
 			if dir := cmd.String("cwd"); dir != "" {
 				abs, err := filepath.Abs(dir)
 				if err != nil {
