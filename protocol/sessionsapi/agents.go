@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"io"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -47,7 +46,7 @@ type agents struct {
 	validate    func(Agent) error
 
 	mu     sync.Mutex
-	warned map[string]string // profile file -> the error last logged for it
+	warned map[string]string // profile file name -> the error last logged for it
 }
 
 func newAgents(bundles bundle.Store, profilesDir string, maxBundle int64, now func() time.Time, validate func(Agent) error) *agents {
@@ -134,10 +133,11 @@ func (s *agents) profiles() []Agent {
 	if s.profilesDir == "" {
 		return nil
 	}
-	profs, err := subagent.LoadProfiles(s.profilesDir)
+	profs, bad, err := subagent.ReadProfiles(s.profilesDir)
 	if err != nil {
-		profs = s.profilesApart()
+		bad = map[string]error{".": err}
 	}
+	s.warnProfiles(bad)
 	out := make([]Agent, 0, len(profs))
 	for _, name := range slices.Sorted(maps.Keys(profs)) {
 		p := profs[name]
@@ -154,66 +154,21 @@ func (s *agents) profiles() []Agent {
 	return out
 }
 
-// profilesApart loads the profiles one file at a time, since LoadProfiles
-// fails as a whole on one bad file and subagent has no single-file parser:
-// each file is copied alone into a scratch directory and loaded from there.
-// Only reached when some file is malformed.
-func (s *agents) profilesApart() map[string]subagent.Profile {
-	out := map[string]subagent.Profile{}
-	root, err := os.OpenRoot(s.profilesDir)
-	if err != nil {
-		s.warnProfile(s.profilesDir, err.Error())
-		return out
-	}
-	defer root.Close()
-	entries, err := fs.ReadDir(root.FS(), ".")
-	if err != nil {
-		s.warnProfile(s.profilesDir, err.Error())
-		return out
-	}
-	scratch, err := os.MkdirTemp("", "openheim-profile-*")
-	if err != nil {
-		s.warnProfile(s.profilesDir, err.Error())
-		return out
-	}
-	defer os.RemoveAll(scratch)
-	for _, e := range entries {
-		file := e.Name()
-		if strings.HasPrefix(file, ".") || !strings.HasSuffix(file, ".md") {
-			continue
-		}
-		path := filepath.Join(s.profilesDir, file)
-		// Through the root, as LoadProfiles reads: a symlink out of the
-		// directory is refused.
-		data, err := root.ReadFile(file)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(scratch, file), data, 0o600)
-		}
-		var one map[string]subagent.Profile
-		if err == nil {
-			one, err = subagent.LoadProfiles(scratch)
-			os.Remove(filepath.Join(scratch, file))
-		}
-		if err != nil {
-			s.warnProfile(path, strings.ReplaceAll(err.Error(), scratch, s.profilesDir))
-			continue
-		}
-		s.mu.Lock()
-		delete(s.warned, path)
-		s.mu.Unlock()
-		maps.Copy(out, one)
-	}
-	return out
-}
-
-// warnProfile logs a bad profile once, not on every list and get.
-func (s *agents) warnProfile(path, msg string) {
+// warnProfiles logs each bad profile file once, not on every list and get,
+// and forgets the ones fixed since.
+func (s *agents) warnProfiles(bad map[string]error) {
 	s.mu.Lock()
-	seen := s.warned[path] == msg
-	s.warned[path] = msg
-	s.mu.Unlock()
-	if !seen {
-		slog.Warn("agents: skipping a malformed agent profile", "file", path, "err", msg)
+	defer s.mu.Unlock()
+	for path := range s.warned {
+		if _, still := bad[path]; !still {
+			delete(s.warned, path)
+		}
+	}
+	for file, err := range bad {
+		if msg := err.Error(); s.warned[file] != msg {
+			s.warned[file] = msg
+			slog.Warn("agents: skipping a malformed agent profile", "file", filepath.Join(s.profilesDir, file), "err", msg)
+		}
 	}
 }
 
