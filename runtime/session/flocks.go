@@ -11,7 +11,7 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// The lease's locks are advisory file locks through gofrs/flock: flock(2)
+// The lease's locks are file locks through gofrs/flock: flock(2)
 // on unix, LockFileEx on Windows. They belong to an open file, so two
 // opens exclude each other in one process as in two. On Windows the lock
 // is mandatory for the first byte of the file: only files that nobody
@@ -43,7 +43,7 @@ func lockGuard(path string) (unlock func(), err error) {
 	g, _ := guards.LoadOrStore(path, &guardFile{fl: lockOf(path)})
 	gf := g.(*guardFile)
 	gf.mu.Lock()
-	if err := lock(gf.fl, true); err != nil {
+	if err := lock(gf.fl); err != nil {
 		gf.mu.Unlock()
 		return nil, err
 	}
@@ -61,10 +61,10 @@ func lockOf(path string) *flock.Flock {
 }
 
 // lock takes fl's exclusive lock, waiting for it, after creating its file
-// when create says so and it is missing.
-func lock(fl *flock.Flock, create bool) error {
+// if it is missing.
+func lock(fl *flock.Flock) error {
 	err := fl.Lock()
-	if create && errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) {
 		if err = createFile(fl.Path()); err == nil {
 			err = fl.Lock()
 		}

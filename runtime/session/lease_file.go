@@ -84,7 +84,7 @@ func (fl *fileLease) Fence(write func() error) error {
 	if fl.released {
 		return fmt.Errorf("session %s: the turn's lease was released", fl.id)
 	}
-	if err := lock(fl.fence, true); err != nil {
+	if err := lock(fl.fence); err != nil {
 		return fmt.Errorf("session %s: locking for the lease check: %w", fl.id, err)
 	}
 	defer fl.fence.Unlock()
