@@ -14,7 +14,7 @@ test: lint
 	$(GO) test -race -count=1 ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./runtime/agent/ ./runtime/llm/ ./runtime/session/
+	$(GO) test -run '^$$' -bench . -benchmem ./runtime/agent/ ./runtime/llm/openai/ ./runtime/session/
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./index/sessions/
 	$(GO) test -run '^$$' -bench 'Build|Search$$|OpenSearch|FreshProcess|StringsScan' -benchtime 1x ./index/memory/
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runtime/mcp/

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/openheim/openheim/protocol/acp"
+	acpagent "github.com/openheim/openheim/protocol/acp/agent"
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/urfave/cli/v3"
 )
@@ -53,7 +53,7 @@ Examples:
 			}
 			eng := withMCP(newEngine(cfg, env), servers)
 			defer withMemory(eng, cfg, ios)()
-			agent := &acp.Agent{
+			agent := &acpagent.Agent{
 				Engine:  eng,
 				Catalog: env.catalog,
 				Version: version,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/urfave/cli/v3"
 )
@@ -23,7 +24,7 @@ type acpAgentJSON struct {
 	Command   string          `json:"command"`
 	Args      []string        `json:"args"`
 	Preset    string          `json:"preset,omitempty"`
-	Probe     *acp.HostInfo   `json:"probe,omitempty"`
+	Probe     *host.Info      `json:"probe,omitempty"`
 	ProbeErr  string          `json:"probe_error,omitempty"`
 	StartupMs *int64          `json:"startup_ms,omitempty"`
 	Raw       json.RawMessage `json:"-"`
@@ -102,8 +103,8 @@ func probe(ctx context.Context, cfg *config.Config, version, name string, a conf
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	start := time.Now()
-	h, err := acp.StartHost(ctx, acp.AgentSpec{Name: name, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd},
-		acp.HostOptions{ClientInfo: acp.Implementation{Name: "openheim", Version: version}, WorkDir: cfg.WorkDir})
+	h, err := host.Start(ctx, host.AgentSpec{Name: name, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd},
+		host.Options{ClientInfo: acp.Implementation{Name: "openheim", Version: version}, WorkDir: cfg.WorkDir})
 	if err != nil {
 		row.ProbeErr = err.Error()
 		return

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/childproc"
@@ -213,7 +213,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		case errors.As(err, &locked):
 			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
 				Hint: "wait for that turn to finish, or continue a copy with --fork"}
-		case acp.IsAuthRequired(err):
+		case host.IsAuthRequired(err):
 			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
 				Hint: "log the agent in with its own CLI first (e.g. `claude` or `codex login`), then retry"}
 		}

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
@@ -72,7 +72,7 @@ func openSessions(ios *IOStreams) (*sessionsEnv, error) {
 func newEngine(cfg *config.Config, env *sessionsEnv) *engine.Engine {
 	e := &engine.Engine{Config: cfg, Store: env.store, Locker: &session.Locker{Dir: env.files.Dir, Warn: env.catalog.Warn}}
 	e.ExternalAgent = func(name string) (engine.Runner, func()) {
-		hr := &acp.HostRunner{Engine: e, Agent: name, Version: buildVersion}
+		hr := &host.Runner{Engine: e, Agent: name, Version: buildVersion}
 		return hr, func() { hr.Close() }
 	}
 	return e

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 )
@@ -35,8 +36,8 @@ default_model = "m"
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	h, err := acp.StartHost(ctx, acp.AgentSpec{Name: "openheim", Command: binary(t), Args: []string{"--config", cfg, "acp"},
-		Env: map[string]string{"OPENHEIM_HOME": filepath.Join(dir, "home")}}, acp.HostOptions{WorkDir: work})
+	h, err := host.Start(ctx, host.AgentSpec{Name: "openheim", Command: binary(t), Args: []string{"--config", cfg, "acp"},
+		Env: map[string]string{"OPENHEIM_HOME": filepath.Join(dir, "home")}}, host.Options{WorkDir: work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ default_model = "m"
 	if ai := h.Info().AgentInfo; ai == nil || ai.Name != "openheim" {
 		t.Fatalf("agentInfo: %+v", h.Info())
 	}
-	id, err := h.NewSession(ctx, acp.SessionOptions{Cwd: work})
+	id, err := h.NewSession(ctx, host.SessionOptions{Cwd: work})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ default_model = "m"
 	}
 	// A closed session comes back by load (replayed into the read model)
 	// and takes another turn with its history.
-	if err := h.Reattach(ctx, id, acp.SessionOptions{Cwd: work}); err != nil {
+	if err := h.Reattach(ctx, id, host.SessionOptions{Cwd: work}); err != nil {
 		t.Fatal(err)
 	}
 	if snap, _ := h.Snapshot(id); len(snap.Thread) == 0 {

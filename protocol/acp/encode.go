@@ -7,12 +7,12 @@ import (
 	"github.com/openheim/openheim/runtime/event"
 )
 
-// encodeNotification renders session/update params. Text chunks, nearly
+// EncodeNotification renders session/update params. Text chunks, nearly
 // every notification of a turn, are written directly: encoding/json's
 // reflection and its re-validation of ContentBlock's MarshalJSON output
 // were most of a busy server's cost per update. The bytes are exactly
 // encoding/json's (a test holds them to it).
-func encodeNotification(n SessionNotification) (json.RawMessage, error) {
+func EncodeNotification(n SessionNotification) (json.RawMessage, error) {
 	u := n.Update
 	if c := u.Content; c != nil && c.Type == "text" && plainChunk(u) && plainText(c) {
 		b := make([]byte, 0, len(c.Text)+len(n.SessionID)+len(u.SessionUpdate)+80)
@@ -27,10 +27,10 @@ func encodeNotification(n SessionNotification) (json.RawMessage, error) {
 	return json.Marshal(n)
 }
 
-// encodeInline renders seed 000's form of the params: the variant's
+// EncodeInline renders seed 000's form of the params: the variant's
 // fields beside sessionId, and thinking as an agent_message_chunk marked
 // content._meta.kind = "thinking".
-func encodeInline(n SessionNotification) (json.RawMessage, error) {
+func EncodeInline(n SessionNotification) (json.RawMessage, error) {
 	u := n.Update
 	thinking := u.SessionUpdate == string(event.AgentThoughtChunk) && u.Content != nil
 	if thinking {

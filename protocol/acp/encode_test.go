@@ -16,7 +16,7 @@ func TestEncodeNotificationMatchesEncodingJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := encodeNotification(n)
+			got, err := EncodeNotification(n)
 			if err != nil || string(got) != string(want) {
 				t.Errorf("%q:\n got %s\nwant %s", text, got, want)
 			}
@@ -25,7 +25,7 @@ func TestEncodeNotificationMatchesEncodingJSON(t *testing.T) {
 	// Anything else takes the general path, with the same result.
 	title := "t"
 	other := SessionNotification{SessionID: "s", Update: SessionUpdate{SessionUpdate: "tool_call", ToolCallID: "c", Title: &title}}
-	got, _ := encodeNotification(other)
+	got, _ := EncodeNotification(other)
 	want, _ := json.Marshal(other)
 	if string(got) != string(want) {
 		t.Errorf("tool_call: %s != %s", got, want)
@@ -38,7 +38,7 @@ func TestEncodeInlineMatchesGeneralPath(t *testing.T) {
 	for _, text := range []string{"", "Let me think <about> this\n", "bad \xff"} {
 		for _, kind := range []string{"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"} {
 			n := SessionNotification{SessionID: "s-1", Update: SessionUpdate{SessionUpdate: kind, Content: &ContentBlock{Type: "text", Text: text}}}
-			got, err := encodeInline(n)
+			got, err := EncodeInline(n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestEncodeInlineMatchesGeneralPath(t *testing.T) {
 		}
 	}
 	title := "t"
-	got, _ := encodeInline(SessionNotification{SessionID: "s", Update: SessionUpdate{SessionUpdate: "tool_call", ToolCallID: "c", Title: &title, Status: "pending"}})
+	got, _ := EncodeInline(SessionNotification{SessionID: "s", Update: SessionUpdate{SessionUpdate: "tool_call", ToolCallID: "c", Title: &title, Status: "pending"}})
 	if string(got) != `{"sessionId":"s","sessionUpdate":"tool_call","toolCallId":"c","title":"t","status":"pending"}` {
 		t.Errorf("tool_call inline: %s", got)
 	}
@@ -80,7 +80,7 @@ func BenchmarkEncodeNotification(b *testing.B) {
 		Update: SessionUpdate{SessionUpdate: "agent_message_chunk", Content: &ContentBlock{Type: "text", Text: "Here is the project structure:\n\n"}}}
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
-			encodeNotification(n)
+			EncodeNotification(n)
 		}
 	})
 	b.Run("encoding/json", func(b *testing.B) {

@@ -213,7 +213,7 @@ type PermissionToolCall struct {
 	RawInput   json.RawMessage `json:"rawInput,omitempty"`
 	// Locations ({path, line?}) and Content (diffs carry a path, a
 	// terminal block means a command) are kept raw: the host's gate reads
-	// paths and commands from them (host_reach.go).
+	// paths and commands from them (host/reach.go).
 	Locations json.RawMessage `json:"locations,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"`
 	Meta      map[string]any  `json:"_meta,omitempty"`

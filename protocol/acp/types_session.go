@@ -16,6 +16,16 @@ func (r NewSessionRequest) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(r))
 }
 
+// EnvVariable is ACP's {name, value} pair: an environment variable of an
+// MCP server (session/new's mcpServers) or of a terminal (terminal/create).
+type EnvVariable struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// HTTPHeader is a header of an http MCP server: the same pair.
+type HTTPHeader = EnvVariable
+
 // NewSessionResponse is the result of session/new.
 type NewSessionResponse struct {
 	SessionID     string                `json:"sessionId"`

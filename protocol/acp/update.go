@@ -1,9 +1,12 @@
-// Package acp holds the ACP v1 wire types and the mapping of openheim's one
-// event stream onto session/update notifications.
+// Package acp holds the ACP v1 wire types, their encoding, and the mapping
+// between openheim's one event stream and session/update notifications
+// (both ways). It knows neither side of a connection: acp/agent is
+// openheim as an agent, acp/host is openheim driving external agents.
 package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/openheim/openheim/runtime/event"
@@ -153,4 +156,84 @@ func (c ContentBlock) MarshalJSON() ([]byte, error) {
 		Text string         `json:"text"`
 		Meta map[string]any `json:"_meta,omitempty"`
 	}{c.Type, c.Text, c.Meta})
+}
+
+// EventFromUpdate maps an agent's session/update onto openheim's event
+// stream; ok is false for kinds openheim does not show (and unknown ones,
+// which agents are free to add).
+func EventFromUpdate(sessionID string, u SessionUpdate) (event.Event, bool) {
+	ev := event.Event{SessionID: sessionID, Kind: event.Kind(u.SessionUpdate)}
+	switch ev.Kind {
+	case event.AgentMessageChunk, event.AgentThoughtChunk, event.UserMessageChunk:
+		if u.Content == nil {
+			return ev, false
+		}
+		b := blockFrom(*u.Content)
+		ev.Content = &b
+	case event.ToolCall, event.ToolCallUpdate:
+		t := &event.ToolCallInfo{ID: u.ToolCallID, Kind: u.Kind, Status: u.Status, RawInput: u.RawInput, RawOutput: u.RawOutput}
+		if u.Title != nil {
+			t.Title = *u.Title
+		}
+		if ev.Kind == event.ToolCall && t.Status == "" {
+			t.Status = event.StatusPending
+		}
+		ev.Tool = t
+	case event.Plan:
+		for _, p := range u.Entries {
+			ev.Plan = append(ev.Plan, event.PlanEntry{Content: p.Content, Status: p.Status, Priority: p.Priority})
+		}
+	case event.UsageUpdate:
+		if u.Used == nil {
+			return ev, false
+		}
+		ev.Usage = &event.ContextUsage{Used: *u.Used}
+		if u.Size != nil {
+			ev.Usage.Size = *u.Size
+		}
+	case event.SessionInfoUpdate:
+		ev.Info = &event.SessionInfo{}
+		if u.Title != nil {
+			ev.Info.Title = *u.Title
+		}
+		if u.UpdatedAt != nil {
+			ev.Info.UpdatedAt, _ = time.Parse(time.RFC3339Nano, *u.UpdatedAt)
+		}
+	default:
+		return ev, false
+	}
+	return ev, true
+}
+
+// blockFrom turns ACP content into a message block: text and images as
+// such, anything else as its text or a reference.
+func blockFrom(c ContentBlock) message.Block {
+	switch c.Type {
+	case "image":
+		return message.Block{Type: message.TypeImage, Data: c.Data, MimeType: c.MimeType}
+	case "resource_link":
+		return message.Text(fmt.Sprintf("[%s <%s>]", c.Name, c.URI))
+	case "resource":
+		var r struct{ Text, URI string }
+		json.Unmarshal(c.Resource, &r)
+		if r.Text != "" {
+			return message.Text(r.Text)
+		}
+		return message.Text("<" + r.URI + ">")
+	}
+	return message.Text(c.Text)
+}
+
+// PromptBlocks turns a user message into ACP prompt content.
+func PromptBlocks(blocks []message.Block) []ContentBlock {
+	var out []ContentBlock
+	for _, b := range blocks {
+		switch b.Type {
+		case message.TypeText:
+			out = append(out, ContentBlock{Type: "text", Text: b.Text})
+		case message.TypeImage:
+			out = append(out, ContentBlock{Type: "image", Data: b.Data, MimeType: b.MimeType})
+		}
+	}
+	return out
 }

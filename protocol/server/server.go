@@ -12,13 +12,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/acp/agent"
 	"github.com/openheim/openheim/protocol/rest"
 	"github.com/openheim/openheim/protocol/server/web"
 	"github.com/openheim/openheim/protocol/sessionsapi"
 	"github.com/openheim/openheim/protocol/ws"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/live"
 	"github.com/openheim/openheim/runtime/mcp"
 )
 
@@ -64,7 +65,7 @@ type Options struct {
 
 // Server is a running openheim HTTP server.
 type Server struct {
-	hub      *acp.Hub
+	hub      *live.Hub
 	ws       *ws.Server
 	sessions *sessionsapi.API
 	http     *http.Server
@@ -91,14 +92,14 @@ func New(opts Options) (*Server, error) {
 		lim.upload = DefaultUploadTimeout
 	}
 	cfg := opts.Engine.Config
-	hub := acp.NewHub(context.Background(), opts.Engine)
+	hub := live.NewHub(context.Background(), opts.Engine)
 	wss := &ws.Server{Engine: opts.Engine, Catalog: opts.Catalog, Hub: hub, Version: opts.Version,
 		SendQueue: opts.SendQueue, MaxFrame: opts.MaxFrame, MaxConns: opts.MaxConns, Log: log,
 		// The guard has checked the Origin already.
 		CheckOrigin: func(*http.Request) bool { return true },
 		// A client is whoever holds the token: its sessions stay where the
 		// sessions API's do, unless the config says otherwise.
-		Policy: &acp.SessionPolicy{Roots: append([]string{cfg.WorkDir}, cfg.Serve.Roots...),
+		Policy: &agent.SessionPolicy{Roots: append([]string{cfg.WorkDir}, cfg.Serve.Roots...),
 			ClientMCPServers: cfg.Serve.AllowClientMCPServers}}
 	api := &rest.Server{Engine: opts.Engine, Catalog: opts.Catalog, Skills: func() []string {
 		names, err := opts.Engine.Skills()
@@ -201,7 +202,7 @@ func (s *Server) Shutdown(grace time.Duration) error {
 }
 
 // Hub is the server's shared ACP hub (tests watch its turns).
-func (s *Server) Hub() *acp.Hub { return s.hub }
+func (s *Server) Hub() *live.Hub { return s.hub }
 
 // Conns reports how many WebSocket connections are open.
 func (s *Server) Conns() int { return s.ws.Conns() }

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/acp/agent"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/live"
 )
 
 // Defaults for Server's limits.
@@ -28,11 +29,11 @@ const (
 type Server struct {
 	Engine  *engine.Engine
 	Catalog *history.Catalog
-	Hub     *acp.Hub
+	Hub     *live.Hub
 	Version string
 	// Policy bounds the sessions clients open (cwd, their own MCP
 	// servers); nil allows what the client asks.
-	Policy *acp.SessionPolicy
+	Policy *agent.SessionPolicy
 
 	SendQueue int   // frames queued per client before it is closed as too slow
 	MaxFrame  int64 // largest frame a client may send
@@ -122,8 +123,8 @@ func (s *Server) release(conn *Conn) {
 	s.wg.Done()
 }
 
-func (s *Server) agent() *acp.Agent {
-	return &acp.Agent{Engine: s.Engine, Catalog: s.Catalog, Version: s.Version, Hub: s.Hub, Policy: s.Policy}
+func (s *Server) agent() *agent.Agent {
+	return &agent.Agent{Engine: s.Engine, Catalog: s.Catalog, Version: s.Version, Hub: s.Hub, Policy: s.Policy}
 }
 
 // Conns reports how many connections are open.

@@ -3,8 +3,8 @@ package config
 import "github.com/BurntSushi/toml"
 
 // Defaults of the provider limits, set at the top level and overridable per
-// provider. Keep them in step with llm.DefaultMaxAnswerBytes and
-// llm.DefaultMaxWait, which apply when a caller passes none.
+// provider. Keep them in step with transport.DefaultMaxAnswerBytes and
+// retry.DefaultMaxWait (runtime/llm), which apply when a caller passes none.
 const (
 	// DefaultMaxAnswerBytes caps one model answer (the text, thinking
 	// and tool-call arguments of one call): 4 MiB.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/embedding"
 )
 
 // ErrNoEmbeddings means memory.embedding_provider is not set: memory search
@@ -26,7 +27,7 @@ func NewEmbedder(cfg *config.Config) (llm.Embedder, error) {
 		return nil, fmt.Errorf("memory.embedding_provider: %w", err)
 	}
 	p := r.Provider
-	return llm.NewEmbedder(llm.EmbedConfig{
+	return embedding.New(embedding.Config{
 		Kind:    p.Kind,
 		BaseURL: p.APIBase,
 		APIKey:  r.APIKey,

@@ -17,6 +17,7 @@ import (
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/replay"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/redact"
@@ -40,7 +41,7 @@ type Engine struct {
 	// leaves them out.
 	Memory *MemoryOpener
 	// ExternalAgent starts the runner of an external ACP agent by name
-	// (protocol/acp's HostRunner, set by commands); it lets a subagent
+	// (protocol/acp/host's Runner, set by commands); it lets a subagent
 	// profile with acp_agent hand its task over. nil: no external agents.
 	ExternalAgent func(name string) (Runner, func())
 
@@ -54,7 +55,7 @@ type Engine struct {
 }
 
 // Runner runs turns: the engine itself, or an external ACP agent
-// (protocol/acp's HostRunner) behind the same request and event stream.
+// (protocol/acp/host's Runner) behind the same request and event stream.
 type Runner interface {
 	Prompt(ctx context.Context, req Request) (session.Meta, event.End, error)
 }
@@ -195,7 +196,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 		record = filepath.Join(e.Config.RecordDir, meta.ID+"-"+now.UTC().Format("20060102T150405Z")+".json")
 	}
 	if record != "" {
-		if provider, err = llm.NewRecorder(provider, record, e.Redactor()); err != nil {
+		if provider, err = replay.NewRecorder(provider, record, e.Redactor()); err != nil {
 			return session.Meta{}, event.End{}, err
 		}
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/event"
-	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/llm/replay"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -107,7 +107,7 @@ default_model = "m"
 	if err != nil || end.StopReason != "end_turn" || started.ID != meta.ID || *meta.Title != "hi" {
 		t.Fatalf("%+v %+v %v", meta, end, err)
 	}
-	if c, err := llm.LoadCassette(rec); err != nil || len(c.Replies) != 1 {
+	if c, err := replay.LoadCassette(rec); err != nil || len(c.Replies) != 1 {
 		t.Fatalf("cassette: %+v %v", c, err)
 	}
 	var sink []event.Event

@@ -6,12 +6,20 @@ import (
 
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/anthropic"
+	"github.com/openheim/openheim/runtime/llm/gemini"
+	"github.com/openheim/openheim/runtime/llm/openai"
+	"github.com/openheim/openheim/runtime/llm/replay"
+	"github.com/openheim/openheim/runtime/llm/retry"
+	"github.com/openheim/openheim/runtime/llm/transport"
 )
 
 // RetryPolicy is the retry policy of every network provider; tests shorten it.
-var RetryPolicy = llm.RetryPolicy{}
+var RetryPolicy = retry.Policy{}
 
-// NewProvider builds the client for a resolved provider.
+// NewProvider builds the client for a resolved provider. It is the one
+// place that picks a wire by kind: a new wire is a package beside
+// runtime/llm and one case here.
 func NewProvider(r *config.Resolved) (llm.Provider, error) {
 	p := r.Provider
 	timeout := time.Duration(p.TimeoutSecs) * time.Second
@@ -19,41 +27,27 @@ func NewProvider(r *config.Resolved) (llm.Provider, error) {
 		return nil, fmt.Errorf("provider %q has no API key: set %s or api_key in the config", r.ProviderName, keySource(p))
 	}
 	// MaxAnswerBytes and MaxRetryWaitSecs are 0 in a config built in code
-	// rather than loaded: the llm package's defaults then apply.
+	// rather than loaded: the llm packages' defaults then apply.
+	cfg := transport.Config{
+		BaseURL:             p.APIBase,
+		APIKey:              r.APIKey,
+		Timeout:             timeout,
+		MaxTokens:           p.MaxTokens,
+		Thinking:            p.Thinking,
+		MaxCompletionTokens: p.Kind == config.KindOpenAI,
+		Headers:             p.Headers,
+		MaxAnswerBytes:      p.MaxAnswerBytes,
+	}
 	var client llm.Provider
 	switch p.Kind {
 	case config.KindOpenAI, config.KindOpenAICompatible:
-		client = llm.NewOpenAI(llm.OpenAIConfig{
-			BaseURL:             p.APIBase,
-			APIKey:              r.APIKey,
-			Timeout:             timeout,
-			MaxTokens:           p.MaxTokens,
-			MaxCompletionTokens: p.Kind == config.KindOpenAI,
-			Headers:             p.Headers,
-			MaxAnswerBytes:      p.MaxAnswerBytes,
-		})
+		client = openai.New(cfg)
 	case config.KindAnthropic:
-		client = llm.NewAnthropic(llm.AnthropicConfig{
-			BaseURL:        p.APIBase,
-			APIKey:         r.APIKey,
-			Timeout:        timeout,
-			MaxTokens:      p.MaxTokens,
-			Thinking:       p.Thinking,
-			Headers:        p.Headers,
-			MaxAnswerBytes: p.MaxAnswerBytes,
-		})
+		client = anthropic.New(cfg)
 	case config.KindGemini:
-		client = llm.NewGemini(llm.GeminiConfig{
-			BaseURL:        p.APIBase,
-			APIKey:         r.APIKey,
-			Timeout:        timeout,
-			MaxTokens:      p.MaxTokens,
-			Thinking:       p.Thinking,
-			Headers:        p.Headers,
-			MaxAnswerBytes: p.MaxAnswerBytes,
-		})
+		client = gemini.New(cfg)
 	case config.KindReplay:
-		return llm.NewReplay(p.Cassette)
+		return replay.New(p.Cassette)
 	default:
 		return nil, fmt.Errorf("provider %q: unknown kind %q", r.ProviderName, p.Kind)
 	}
@@ -61,7 +55,7 @@ func NewProvider(r *config.Resolved) (llm.Provider, error) {
 	if p.MaxRetryWaitSecs > 0 {
 		pol.MaxWait = time.Duration(p.MaxRetryWaitSecs) * time.Second
 	}
-	return llm.WithRetry(client, pol), nil
+	return retry.Wrap(client, pol), nil
 }
 
 func keySource(p *config.Provider) string {

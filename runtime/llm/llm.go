@@ -1,6 +1,10 @@
-// Package llm is the streaming model interface of openheim and its thin
-// net/http clients. Providers turn a Request into a stream of Deltas and a
-// final Response; the agent loop never sees a vendor wire format.
+// Package llm is the model API of openheim: the Provider interface and its
+// request, delta, response and tool-spec types, the Embedder interface, and
+// the error types every wire reports in. It is a leaf: tools and the agent
+// loop import it without importing any client. The clients are packages
+// beside it, one per wire (openai, anthropic, gemini, replay, embedding),
+// on the shared HTTP plumbing of transport, with retry wrapping them; the
+// agent loop never sees a vendor wire format.
 package llm
 
 import (
@@ -71,4 +75,12 @@ type Response struct {
 // arrives; an error from onDelta aborts the call and is returned.
 type Provider interface {
 	Stream(ctx context.Context, req *Request, onDelta func(Delta) error) (*Response, error)
+}
+
+// Embedder turns texts into vectors for semantic search.
+type Embedder interface {
+	// Embed returns one vector per text, in input order. All vectors of one
+	// call have the same, non-zero dimension. No texts means no request and
+	// an empty result.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/embedding"
 )
 
 // pending lists notes to embed: ids, the content seqs embedded, and texts.
@@ -92,7 +92,7 @@ func (m *Memory) Reindex(ctx context.Context) (int, error) {
 }
 
 // reindexBatch is how many notes one embeddings request of Reindex holds.
-const reindexBatch = llm.DefaultOpenAIEmbedBatch
+const reindexBatch = embedding.DefaultOpenAIBatch
 
 func (m *Memory) embedAll(ctx context.Context) error {
 	todo, err := m.unembedded(0)

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/embedding"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/llm/retry"
 )
 
 // conceptEmbedder embeds texts in a tiny concept space: every known word
@@ -102,7 +104,7 @@ func embedServer(t *testing.T, model string) (*llmtest.EmbedServer, llm.Embedder
 
 func newEmbedder(t *testing.T, srv *llmtest.EmbedServer, model string) llm.Embedder {
 	t.Helper()
-	e, err := llm.NewEmbedder(llm.EmbedConfig{Kind: "openai", BaseURL: srv.URL(), Model: model, Retry: llm.RetryPolicy{MaxRetries: -1}})
+	e, err := embedding.New(embedding.Config{Kind: "openai", BaseURL: srv.URL(), Model: model, Retry: retry.Policy{MaxRetries: -1}})
 	must(t, err)
 	return e
 }

@@ -79,22 +79,7 @@ func (r Reply) anthropicEvents(id, model string) (events []sseEvent, finishAt in
 		block(obj{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": obj{}}, ds...)
 	}
 
-	finish := r.FinishReason
-	switch finish {
-	case "":
-		finish = "end_turn"
-		if len(r.ToolCalls) > 0 {
-			finish = "tool_use"
-		}
-	case "stop":
-		finish = "end_turn"
-	case "length":
-		finish = "max_tokens"
-	case "tool_calls":
-		finish = "tool_use"
-	case "content_filter":
-		finish = "refusal"
-	}
+	finish := r.anthropicStopReason()
 	output := 0
 	if r.Usage != nil {
 		output = r.Usage.Completion
@@ -103,4 +88,25 @@ func (r Reply) anthropicEvents(id, model string) (events []sseEvent, finishAt in
 	add("message_delta", obj{"type": "message_delta",
 		"delta": obj{"stop_reason": finish, "stop_sequence": nil}, "usage": obj{"output_tokens": output}})
 	return events, finishAt
+}
+
+// anthropicStopReason is the reply's finish reason in Anthropic's words
+// (the OpenAI names scripts use are translated).
+func (r Reply) anthropicStopReason() string {
+	switch r.FinishReason {
+	case "":
+		if len(r.ToolCalls) > 0 {
+			return "tool_use"
+		}
+		return "end_turn"
+	case "stop":
+		return "end_turn"
+	case "length":
+		return "max_tokens"
+	case "tool_calls":
+		return "tool_use"
+	case "content_filter":
+		return "refusal"
+	}
+	return r.FinishReason
 }

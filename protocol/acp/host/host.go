@@ -1,0 +1,451 @@
+// Package host is the host side of ACP (seed 002): openheim starts an
+// external ACP agent (Claude Code through claude-agent-acp, Codex through
+// codex-acp, OpenCode, Gemini CLI, or openheim itself) over stdio, drives
+// its sessions, and answers its requests for permission, files and
+// terminals.
+//
+// Runner puts that behind engine.Runner, so a turn on an external agent
+// takes the engine's request and gives the engine's event stream.
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/childproc"
+)
+
+// AgentSpec is how to start an external agent: [acp_agents.<name>].
+// ExtraArgs come after Args (seed 002's Agent).
+type AgentSpec struct {
+	Name      string
+	Command   string
+	Args      []string
+	ExtraArgs []string
+	Env       map[string]string
+	Cwd       string
+}
+
+// Options configure a Host.
+type Options struct {
+	ClientInfo acp.Implementation
+	// WorkDir confines the agent's fs/* requests and terminals.
+	WorkDir string
+	// AllowShell offers terminals (clientCapabilities.terminal); without it
+	// terminal/create is refused. With it, each terminal/create still
+	// passes Permission as an execute request (gate.go).
+	AllowShell bool
+	// Projection is openheim's rules set into the agent's own settings
+	// (Project): appended arguments, merged session _meta.
+	Projection Projection
+	// Permission answers session/request_permission; nil cancels every
+	// request (the agent then refuses the tool call).
+	Permission func(ctx context.Context, r acp.RequestPermissionRequest) acp.RequestPermissionResponse
+	Log        *slog.Logger
+	Hooks      Hooks
+	Limits     ReadModelLimits
+	// Grace is how long Close waits for the agent to exit after its stdin
+	// closes, then after SIGTERM, before SIGKILL (default 2 s each).
+	Grace time.Duration
+	// Transport, when set, replaces starting Command (tests: an in-process
+	// agent over pipes).
+	Transport *Transport
+	// Environ, when set, replaces the environment the agent inherits
+	// (tests run real agents without the user's credentials).
+	Environ []string
+}
+
+// Transport is an already running agent's stdio.
+type Transport struct {
+	Stdin  io.WriteCloser
+	Stdout io.Reader
+}
+
+// AuthRequiredError is an agent's -32000: it needs credentials first.
+type AuthRequiredError struct {
+	Agent   string
+	Message string
+	Methods []json.RawMessage // as the agent sent them, whatever their type
+}
+
+func (e *AuthRequiredError) Error() string {
+	var names []string
+	for _, m := range e.Methods {
+		var am struct{ ID, Name, Type string }
+		json.Unmarshal(m, &am)
+		label := am.Name
+		if label == "" {
+			label = am.ID
+		}
+		if am.Type != "" {
+			label += " (" + am.Type + ")"
+		}
+		names = append(names, label)
+	}
+	msg := fmt.Sprintf("%s: authentication required", e.Agent)
+	if e.Message != "" && !strings.EqualFold(e.Message, "authentication required") {
+		msg += ": " + e.Message
+	}
+	if len(names) > 0 {
+		msg += "; the agent offers: " + strings.Join(names, ", ") + " (log in with the agent's own CLI)"
+	}
+	return msg
+}
+
+// stderrTail is how many of the agent's last stderr lines an error quotes.
+const stderrTail = 5
+
+// codeAuthRequired is ACP's "authentication required".
+const codeAuthRequired = -32000
+
+// Info is what the agent said about itself in initialize.
+type Info struct {
+	ProtocolVersion json.RawMessage     `json:"protocolVersion"`
+	AgentInfo       *acp.Implementation `json:"agentInfo,omitempty"`
+	Capabilities    json.RawMessage     `json:"agentCapabilities"`
+	AuthMethods     []json.RawMessage   `json:"authMethods"`
+	caps            hostCaps
+}
+
+// hostCaps are the capabilities the host checks before each call.
+type hostCaps struct {
+	LoadSession         bool `json:"loadSession"`
+	SessionCapabilities struct {
+		List, Resume, Close, Delete, Fork, AdditionalDirectories json.RawMessage
+	} `json:"sessionCapabilities"`
+	PromptCapabilities acp.PromptCapabilities `json:"promptCapabilities"`
+}
+
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null" && string(raw) != "false"
+}
+
+// Host is one running external agent.
+type Host struct {
+	spec  AgentSpec
+	opts  Options
+	log   *slog.Logger
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	peer  *jsonrpc.Peer
+	info  Info
+	fs    *hostFS
+	terms *terminals
+	stats hostStats
+
+	mu       sync.Mutex
+	sessions map[string]*hostSession
+	closed   bool
+	tail     []string      // the agent's last stderr lines, for errors
+	exited   chan struct{} // closed when the process (or transport) ended
+}
+
+// Start starts the agent and initializes it.
+func Start(ctx context.Context, spec AgentSpec, opts Options) (*Host, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 2 * time.Second
+	}
+	h := &Host{spec: spec, opts: opts, log: opts.Log.With("acp_agent", spec.Name), sessions: map[string]*hostSession{},
+		exited: make(chan struct{})}
+	var err error
+	if h.fs, err = newHostFS(opts.WorkDir); err != nil {
+		return nil, err
+	}
+	h.terms = newTerminals(opts.WorkDir, h.log)
+	var stdout io.Reader
+	if opts.Transport != nil {
+		h.stdin, stdout = opts.Transport.Stdin, opts.Transport.Stdout
+	} else if h.stdin, stdout, err = h.spawn(); err != nil {
+		return nil, err
+	}
+	h.peer = jsonrpc.NewPeer(jsonrpc.NewLineStream(stdout, h.stdin, h.stdin), h, jsonrpc.WithLogger(h.log))
+	go func() {
+		err := h.peer.Run(context.Background())
+		if err != nil {
+			h.log.Debug("acp host: connection ended", "err", err)
+		}
+		if opts.Transport != nil {
+			close(h.exited)
+		}
+	}()
+	if err := h.initialize(ctx); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// spawn starts the agent in a process group of its own, its stderr going
+// to the log.
+func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
+	if h.spec.Command == "" {
+		return nil, nil, fmt.Errorf("acp agent %s: no command", h.spec.Name)
+	}
+	args := append(append(append([]string{}, h.spec.Args...), h.spec.ExtraArgs...), h.opts.Projection.Args...)
+	cmd := exec.Command(h.spec.Command, args...)
+	cmd.Dir = h.spec.Cwd
+	if cmd.Dir == "" {
+		cmd.Dir = h.opts.WorkDir
+	}
+	cmd.Env = os.Environ()
+	if h.opts.Environ != nil {
+		cmd.Env = append([]string{}, h.opts.Environ...)
+	}
+	for k, v := range h.spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	// exec copies stderr itself, so Wait returns only once every line is
+	// in (and WaitDelay bounds that when a grandchild keeps the pipe).
+	cmd.Stderr = &stderrLines{h: h}
+	cmd.WaitDelay = 2 * time.Second
+	// In a process group of its own that dies with openheim.
+	if err := childproc.Start(cmd); err != nil {
+		h.hook(ProcessEvent{Type: "spawn", Command: h.spec.Command, Err: err})
+		return nil, nil, fmt.Errorf("acp agent %s: starting %s: %w", h.spec.Name, h.spec.Command, err)
+	}
+	h.cmd = cmd
+	h.hook(ProcessEvent{Type: "spawn", Command: h.spec.Command})
+	for _, n := range h.opts.Projection.Notes {
+		h.log.Warn("acp agent " + h.spec.Name + ": " + n)
+	}
+	go func() {
+		err := cmd.Wait()
+		childproc.Exited(cmd.Process.Pid)
+		h.log.Debug("acp agent exited", "err", err)
+		close(h.exited)
+	}()
+	return stdin, stdout, nil
+}
+
+// stderrLines logs the agent's stderr line by line and keeps the last few
+// for error messages.
+type stderrLines struct {
+	h       *Host
+	partial []byte
+}
+
+func (w *stderrLines) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(bytes.TrimRight(w.partial[:i], "\r"))
+		w.partial = w.partial[i+1:]
+		w.h.log.Debug("acp agent stderr", "line", line)
+		w.h.mu.Lock()
+		w.h.tail = append(w.h.tail, line)
+		if len(w.h.tail) > stderrTail {
+			w.h.tail = w.h.tail[1:]
+		}
+		w.h.mu.Unlock()
+	}
+	if len(w.partial) > 64<<10 { // a line that never ends
+		w.partial = w.partial[:0]
+	}
+	return len(p), nil
+}
+
+// initialize performs the handshake.
+func (h *Host) initialize(ctx context.Context) error {
+	req := struct {
+		ProtocolVersion    int                    `json:"protocolVersion"`
+		ClientCapabilities acp.ClientCapabilities `json:"clientCapabilities"`
+		ClientInfo         acp.Implementation     `json:"clientInfo"`
+	}{acp.ProtocolVersion, acp.ClientCapabilities{FS: acp.FileSystemCapability{ReadTextFile: true, WriteTextFile: true}, Terminal: h.opts.AllowShell}, h.opts.ClientInfo}
+	var resp Info
+	if err := h.call(ctx, acp.MethodInitialize, req, &resp); err != nil {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) && h.cmd != nil {
+			// A transport error (closed pipe, broken write): the agent is
+			// probably exiting; wait for that to quote its stderr.
+			select {
+			case <-h.exited:
+			case <-time.After(time.Second):
+			}
+		}
+		select {
+		case <-h.exited:
+			h.mu.Lock()
+			tail := strings.Join(h.tail, " | ")
+			h.mu.Unlock()
+			if tail != "" {
+				return fmt.Errorf("acp agent %s exited during initialize; its stderr: %s", h.spec.Name, tail)
+			}
+			return fmt.Errorf("acp agent %s exited during initialize", h.spec.Name)
+		default:
+		}
+		return fmt.Errorf("acp agent %s: initialize: %w", h.spec.Name, err)
+	}
+	if len(resp.Capabilities) > 0 {
+		if err := json.Unmarshal(resp.Capabilities, &resp.caps); err != nil {
+			h.log.Debug("acp host: capabilities not understood", "err", err)
+		}
+	}
+	var v int
+	if json.Unmarshal(resp.ProtocolVersion, &v) == nil && v != acp.ProtocolVersion {
+		return fmt.Errorf("acp agent %s speaks ACP version %d; openheim speaks %d", h.spec.Name, v, acp.ProtocolVersion)
+	}
+	h.info = resp
+	return nil
+}
+
+// Info is the agent's initialize answer.
+func (h *Host) Info() Info { return h.info }
+
+// call sends a request, turning -32000 into an AuthRequiredError.
+func (h *Host) call(ctx context.Context, method string, params, result any) error {
+	err := h.peer.Call(ctx, method, params, result)
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) && rpc.Code == codeAuthRequired {
+		return &AuthRequiredError{Agent: h.spec.Name, Message: rpc.Message, Methods: h.info.AuthMethods}
+	}
+	return err
+}
+
+// Close ends the agent: every session's terminals released, stdin closed,
+// then (several real agents never exit on EOF) SIGTERM to its process
+// group after the grace period, and SIGKILL after another.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		<-h.exited
+		return nil
+	}
+	h.closed = true
+	h.mu.Unlock()
+	h.terms.closeAll()
+	h.stdin.Close()
+	if h.cmd == nil {
+		return nil
+	}
+	select {
+	case <-h.exited:
+		h.hook(ProcessEvent{Type: "teardown", Command: h.spec.Command})
+		return nil
+	case <-time.After(h.opts.Grace):
+	}
+	hostSignalGroup(h.cmd, syscall.SIGTERM)
+	select {
+	case <-h.exited:
+		h.hook(ProcessEvent{Type: "teardown", Command: h.spec.Command})
+		return nil
+	case <-time.After(h.opts.Grace):
+	}
+	h.Kill()
+	return nil
+}
+
+// Kill ends the agent's process group at once (a turn that outlived its
+// timeout and ignored session/cancel).
+func (h *Host) Kill() {
+	if h.cmd == nil {
+		h.stdin.Close()
+		return
+	}
+	hostSignalGroup(h.cmd, syscall.SIGKILL)
+	select {
+	case <-h.exited:
+	case <-time.After(5 * time.Second):
+		h.hook(ProcessEvent{Type: "wait_timeout", Command: h.spec.Command})
+	}
+	h.hook(ProcessEvent{Type: "force_kill", Command: h.spec.Command})
+}
+
+// Exited is closed once the agent's process has ended.
+func (h *Host) Exited() <-chan struct{} { return h.exited }
+
+// Request implements jsonrpc.Handler: the agent's requests to its client.
+func (h *Host) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	h.log.Debug("acp host: agent request", "method", method)
+	switch method {
+	case acp.MethodRequestPermission:
+		return h.permission(ctx, params)
+	case acp.MethodReadTextFile:
+		return h.fs.readTextFile(ctx, params)
+	case acp.MethodWriteTextFile:
+		return h.fs.writeTextFile(ctx, params)
+	case "terminal/create":
+		if err := h.gateTerminal(ctx, params); err != nil {
+			return nil, err
+		}
+		return h.terms.create(ctx, params)
+	case "terminal/output":
+		return h.terms.output(ctx, params)
+	case "terminal/wait_for_exit":
+		return h.terms.waitForExit(ctx, params)
+	case "terminal/kill":
+		return h.terms.kill(ctx, params)
+	case "terminal/release":
+		return h.terms.release(ctx, params)
+	}
+	return nil, jsonrpc.NewError(jsonrpc.MethodNotFound, method)
+}
+
+// Notification implements jsonrpc.Handler: session/update, routed to its
+// session; anything else is ignored (agents add their own).
+func (h *Host) Notification(_ context.Context, method string, params json.RawMessage) {
+	if method != acp.MethodSessionUpdate {
+		h.log.Debug("acp host: ignoring a notification", "method", method)
+		return
+	}
+	var n struct {
+		SessionID string          `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+	}
+	if err := json.Unmarshal(params, &n); err != nil {
+		h.log.Debug("acp host: a session/update that does not parse", "err", err)
+		return
+	}
+	if s := h.session(n.SessionID); s != nil {
+		s.update(n.Update)
+	}
+}
+
+// permission asks openheim's permission handler about the agent's call.
+func (h *Host) permission(ctx context.Context, params json.RawMessage) (any, error) {
+	var r acp.RequestPermissionRequest
+	if err := json.Unmarshal(params, &r); err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.InvalidParams, err.Error())
+	}
+	return h.decide(ctx, r), nil
+}
+
+// decide answers a permission request (the agent's, or one the host asks
+// itself before a terminal) and records it in the session's read model.
+func (h *Host) decide(ctx context.Context, r acp.RequestPermissionRequest) acp.RequestPermissionResponse {
+	resp := acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: acp.OutcomeCancelled}}
+	if h.opts.Permission != nil {
+		resp = h.opts.Permission(ctx, r)
+	}
+	if s := h.session(r.SessionID); s != nil {
+		s.recordPermission(r, resp)
+	}
+	return resp
+}

@@ -1,0 +1,62 @@
+//go:build unix
+
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/session"
+)
+
+// deafAgent answers initialize and session/new, then never answers a
+// prompt nor reacts to session/cancel.
+const deafAgent = `while IFS= read -r line; do
+  case "$line" in
+    *'"method":"initialize"'*) echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}' ;;
+    *'"method":"session/new"'*) echo '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"deaf-1"}}' ;;
+  esac
+done`
+
+// TestRunnerKillsAgentIgnoringCancel: a turn cancelled (a --timeout) that
+// the agent does not end within the grace period gets the agent killed,
+// and the turn ends cancelled with its input kept in the session.
+func TestRunnerKillsAgentIgnoringCancel(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "deaf.sh")
+	os.WriteFile(script, []byte(deafAgent), 0o755)
+	store, err := session.NewFileStore(filepath.Join(dir, "history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{WorkDir: dir, ACPAgents: map[string]*config.ACPAgent{"deaf": {Command: "sh", Args: []string{script}}}}
+	r := &Runner{Engine: &engine.Engine{Config: cfg, Store: store}, Agent: "deaf", CancelGrace: 200 * time.Millisecond}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("hello?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.StopReason != acp.StopCancelled || time.Since(start) > 8*time.Second {
+		t.Fatalf("end %+v after %v", end, time.Since(start))
+	}
+	conv, err := store.Load(meta.ID)
+	if err != nil || len(conv.Messages) != 1 || conv.Meta.ACP == nil || conv.Meta.ACP.SessionID != "deaf-1" {
+		t.Fatalf("session: %+v %v", conv, err)
+	}
+	r.mu.Lock()
+	gone := r.host == nil
+	r.mu.Unlock()
+	if !gone {
+		t.Error("the killed agent's host is still kept")
+	}
+}

@@ -1,0 +1,404 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/runtime/event"
+)
+
+// SessionOptions are what a session on the external agent starts with.
+type SessionOptions struct {
+	Cwd                   string
+	MCPServers            []json.RawMessage // ACP's wire shape (stdio, http or sse)
+	AdditionalDirectories []string
+	// SystemPrompt replaces the agent's system prompt, AppendSystemPrompt
+	// adds to it (seed 002's SystemPromptMetaKey/AppendSystemPromptMetaKey);
+	// at most one may be set.
+	SystemPrompt       string
+	AppendSystemPrompt string
+	Meta               map[string]any
+}
+
+// Seed 002's reserved _meta keys for system prompts.
+const (
+	SystemPromptMetaKey       = "systemPrompt"
+	AppendSystemPromptMetaKey = "appendSystemPrompt"
+)
+
+// ThreadEntry is one message of a session's read model.
+type ThreadEntry struct {
+	Kind      string // user, agent, thought
+	Text      string
+	UpdatedAt time.Time
+}
+
+// ToolCallEntry is the latest state of one tool call.
+type ToolCallEntry struct {
+	ID, Title, Kind, Status string
+	RawInput, RawOutput     json.RawMessage
+	UpdatedAt               time.Time
+}
+
+// PermissionEntry is one permission request and its answer.
+type PermissionEntry struct {
+	ToolCallID, Title, Outcome, OptionID string
+}
+
+// SessionSnapshot is a session's bounded in-memory history.
+type SessionSnapshot struct {
+	ID          string
+	Thread      []ThreadEntry
+	ToolCalls   []ToolCallEntry
+	Permissions []PermissionEntry
+}
+
+// hostSession is the host's state of one session on the agent.
+type hostSession struct {
+	h  *Host
+	id string
+
+	mu          sync.Mutex
+	thread      []ThreadEntry
+	tools       []ToolCallEntry // oldest first
+	permissions []PermissionEntry
+	turn        *hostTurn // the running prompt, nil between turns
+	split       bool      // a tool call came: the next text is a new entry
+}
+
+func (h *Host) session(id string) *hostSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
+}
+
+// track starts keeping session id (new, loaded, resumed, forked).
+func (h *Host) track(id string) *hostSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.sessions[id]; s != nil {
+		return s
+	}
+	s := &hostSession{h: h, id: id}
+	h.sessions[id] = s
+	return s
+}
+
+func (o SessionOptions) meta() (map[string]any, error) {
+	if o.SystemPrompt != "" && o.AppendSystemPrompt != "" {
+		return nil, fmt.Errorf("give a system prompt or one to append, not both")
+	}
+	m := map[string]any{}
+	for k, v := range o.Meta {
+		m[k] = v
+	}
+	if o.SystemPrompt != "" {
+		m[SystemPromptMetaKey] = o.SystemPrompt
+	}
+	if o.AppendSystemPrompt != "" {
+		m[AppendSystemPromptMetaKey] = o.AppendSystemPrompt
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// sessionParams is what session/new, load, resume and fork send.
+type sessionParams struct {
+	SessionID             string            `json:"sessionId,omitempty"`
+	Cwd                   string            `json:"cwd"`
+	MCPServers            []json.RawMessage `json:"mcpServers"`
+	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
+	Meta                  map[string]any    `json:"_meta,omitempty"`
+}
+
+func (h *Host) params(id string, o SessionOptions, withMeta bool) (sessionParams, error) {
+	p := sessionParams{SessionID: id, Cwd: o.Cwd, MCPServers: o.MCPServers}
+	if p.MCPServers == nil {
+		p.MCPServers = []json.RawMessage{} // written as [], never null
+	}
+	if p.Cwd == "" {
+		p.Cwd = h.opts.WorkDir
+	}
+	if len(o.AdditionalDirectories) > 0 {
+		if !present(h.info.caps.SessionCapabilities.AdditionalDirectories) {
+			return p, h.lacks("additionalDirectories")
+		}
+		p.AdditionalDirectories = o.AdditionalDirectories
+	}
+	if withMeta {
+		m, err := o.meta()
+		if err != nil {
+			return p, err
+		}
+		p.Meta = m
+	}
+	// On every session the agent opens (load and fork included: Claude
+	// Code builds its options afresh each time).
+	p.Meta = mergeMeta(p.Meta, h.opts.Projection.SessionMeta)
+	return p, nil
+}
+
+// lacks is the error for a call the agent did not advertise.
+func (h *Host) lacks(what string) error {
+	return fmt.Errorf("acp agent %s does not support %s (not in its initialize capabilities)", h.spec.Name, what)
+}
+
+// NewSession creates a session on the agent.
+func (h *Host) NewSession(ctx context.Context, o SessionOptions) (string, error) {
+	p, err := h.params("", o, true)
+	if err != nil {
+		return "", err
+	}
+	var raw json.RawMessage
+	var resp struct {
+		SessionID string `json:"sessionId"`
+	}
+	err = h.call(ctx, acp.MethodSessionNew, p, &raw)
+	if err == nil {
+		err = json.Unmarshal(raw, &resp)
+	}
+	if err != nil {
+		h.hook(SessionEvent{Type: "created", Agent: h.spec.Name, Err: err})
+		return "", err
+	}
+	if resp.SessionID == "" {
+		return "", fmt.Errorf("acp agent %s: session/new returned no sessionId", h.spec.Name)
+	}
+	if err := h.keepSafeMode(ctx, resp.SessionID, raw); err != nil {
+		return "", err
+	}
+	h.track(resp.SessionID)
+	h.hook(SessionEvent{Type: "created", SessionID: resp.SessionID, Agent: h.spec.Name})
+	return resp.SessionID, nil
+}
+
+// LoadSession reopens a session, the agent replaying its history (which
+// the host keeps in the read model only).
+func (h *Host) LoadSession(ctx context.Context, id string, o SessionOptions) error {
+	if !h.info.caps.LoadSession {
+		return h.lacks("session/load")
+	}
+	return h.reopen(ctx, acp.MethodSessionLoad, "loaded", id, o, false)
+}
+
+// ResumeSession reopens a session without a replay.
+func (h *Host) ResumeSession(ctx context.Context, id string, o SessionOptions) error {
+	if !present(h.info.caps.SessionCapabilities.Resume) {
+		return h.lacks("session/resume")
+	}
+	return h.reopen(ctx, acp.MethodSessionResume, "resumed", id, o, true)
+}
+
+func (h *Host) reopen(ctx context.Context, method, kind, id string, o SessionOptions, withMeta bool) error {
+	p, err := h.params(id, o, withMeta)
+	if err != nil {
+		return err
+	}
+	h.track(id)
+	var resp json.RawMessage
+	err = h.call(ctx, method, p, &resp)
+	if err == nil {
+		err = h.keepSafeMode(ctx, id, resp)
+	}
+	h.hook(SessionEvent{Type: kind, SessionID: id, Agent: h.spec.Name, Err: err})
+	return err
+}
+
+// Reattach reopens session id by load when the agent can, else resume.
+func (h *Host) Reattach(ctx context.Context, id string, o SessionOptions) error {
+	if h.info.caps.LoadSession {
+		return h.LoadSession(ctx, id, o)
+	}
+	if present(h.info.caps.SessionCapabilities.Resume) {
+		return h.ResumeSession(ctx, id, o)
+	}
+	return h.lacks("session/load or session/resume")
+}
+
+// ForkSession copies a session into a new one and returns its id.
+func (h *Host) ForkSession(ctx context.Context, id string, o SessionOptions) (string, error) {
+	if !present(h.info.caps.SessionCapabilities.Fork) {
+		return "", h.lacks("session/fork")
+	}
+	p, err := h.params(id, o, false)
+	if err != nil {
+		return "", err
+	}
+	var raw json.RawMessage
+	var resp struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := h.call(ctx, "session/fork", p, &raw); err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return "", err
+	}
+	if err := h.keepSafeMode(ctx, resp.SessionID, raw); err != nil {
+		return "", err
+	}
+	h.track(resp.SessionID)
+	h.hook(SessionEvent{Type: "forked", SessionID: resp.SessionID, Agent: h.spec.Name})
+	return resp.SessionID, nil
+}
+
+// maxListPages bounds following an agent's cursors.
+const maxListPages = 100
+
+// ListSessions lists the agent's sessions (in cwd, when given), following
+// its cursors.
+func (h *Host) ListSessions(ctx context.Context, cwd string) ([]acp.SessionInfo, error) {
+	if !present(h.info.caps.SessionCapabilities.List) {
+		return nil, h.lacks("session/list")
+	}
+	var out []acp.SessionInfo
+	var cursor *string
+	for range maxListPages {
+		var resp acp.ListSessionsResponse
+		if err := h.call(ctx, acp.MethodSessionList, acp.ListSessionsRequest{CWD: cwd, Cursor: cursor}, &resp); err != nil {
+			return out, err
+		}
+		out = append(out, resp.Sessions...)
+		if resp.NextCursor == nil || *resp.NextCursor == "" {
+			return out, nil
+		}
+		cursor = resp.NextCursor
+	}
+	return out, fmt.Errorf("acp agent %s: session/list did not end after %d pages", h.spec.Name, maxListPages)
+}
+
+// CloseSession ends a session on the agent (its terminals too).
+func (h *Host) CloseSession(ctx context.Context, id string) error {
+	if !present(h.info.caps.SessionCapabilities.Close) {
+		return h.lacks("session/close")
+	}
+	h.terms.releaseSession(id)
+	err := h.call(ctx, acp.MethodSessionClose, acp.CloseSessionRequest{SessionID: id}, nil)
+	h.forget(id)
+	h.hook(SessionEvent{Type: "closed", SessionID: id, Agent: h.spec.Name, Err: err})
+	return err
+}
+
+// DeleteSession removes a session from the agent's storage.
+func (h *Host) DeleteSession(ctx context.Context, id string) error {
+	if !present(h.info.caps.SessionCapabilities.Delete) {
+		return h.lacks("session/delete")
+	}
+	h.terms.releaseSession(id)
+	err := h.call(ctx, acp.MethodSessionDelete, acp.DeleteSessionRequest{SessionID: id}, nil)
+	h.forget(id)
+	h.hook(SessionEvent{Type: "deleted", SessionID: id, Agent: h.spec.Name, Err: err})
+	return err
+}
+
+func (h *Host) forget(id string) {
+	h.mu.Lock()
+	delete(h.sessions, id)
+	h.mu.Unlock()
+}
+
+// Snapshot returns session id's read model.
+func (h *Host) Snapshot(id string) (SessionSnapshot, bool) {
+	s := h.session(id)
+	if s == nil {
+		return SessionSnapshot{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SessionSnapshot{ID: id, Thread: append([]ThreadEntry(nil), s.thread...),
+		ToolCalls: append([]ToolCallEntry(nil), s.tools...), Permissions: append([]PermissionEntry(nil), s.permissions...)}, true
+}
+
+// update takes one session/update: into the read model, and to the
+// running turn as an event.
+func (s *hostSession) update(raw json.RawMessage) {
+	var u acp.SessionUpdate
+	if err := json.Unmarshal(raw, &u); err != nil {
+		s.h.log.Debug("acp host: an update that does not parse", "err", err)
+		return
+	}
+	ev, ok := acp.EventFromUpdate(s.id, u)
+	s.mu.Lock()
+	s.remember(u, ev, ok)
+	t := s.turn
+	s.mu.Unlock()
+	if ok && t != nil {
+		t.emit(ev)
+	}
+}
+
+// remember keeps the update in the bounded read model; mu is held.
+func (s *hostSession) remember(u acp.SessionUpdate, ev event.Event, ok bool) {
+	limits := s.h.opts.Limits
+	now := time.Now()
+	switch {
+	case !ok:
+	case ev.Kind == event.AgentMessageChunk || ev.Kind == event.AgentThoughtChunk || ev.Kind == event.UserMessageChunk:
+		kind := map[event.Kind]string{event.AgentMessageChunk: "agent", event.AgentThoughtChunk: "thought", event.UserMessageChunk: "user"}[ev.Kind]
+		text := ""
+		if ev.Content != nil {
+			text = ev.Content.Text
+		}
+		if n := len(s.thread); n > 0 && s.thread[n-1].Kind == kind && !s.split {
+			s.thread[n-1].Text += text
+			s.thread[n-1].UpdatedAt = now
+		} else {
+			s.thread = append(s.thread, ThreadEntry{Kind: kind, Text: text, UpdatedAt: now})
+		}
+		s.split = false
+		if max := limitOr(limits.MaxThreadEntries, DefaultMaxThreadEntries); len(s.thread) > max {
+			s.thread = append(s.thread[:0], s.thread[len(s.thread)-max:]...)
+		}
+	case ev.Tool != nil:
+		s.split = true
+		s.rememberTool(ev.Tool, now, limitOr(limits.MaxToolCallEntries, DefaultMaxToolCallEntries))
+	}
+}
+
+// rememberTool updates a tool call's entry; past the cap, finished calls
+// go first, then the oldest.
+func (s *hostSession) rememberTool(t *event.ToolCallInfo, now time.Time, max int) {
+	for i := range s.tools {
+		if s.tools[i].ID == t.ID {
+			e := &s.tools[i]
+			if t.Title != "" {
+				e.Title = t.Title
+			}
+			if t.Status != "" {
+				e.Status = t.Status
+			}
+			if t.RawOutput != nil {
+				e.RawOutput = t.RawOutput
+			}
+			e.UpdatedAt = now
+			return
+		}
+	}
+	s.tools = append(s.tools, ToolCallEntry{ID: t.ID, Title: t.Title, Kind: t.Kind, Status: t.Status, RawInput: t.RawInput, UpdatedAt: now})
+	for len(s.tools) > max {
+		drop := 0
+		for i, e := range s.tools {
+			if e.Status == event.StatusCompleted || e.Status == event.StatusFailed {
+				drop = i
+				break
+			}
+		}
+		s.tools = append(s.tools[:drop], s.tools[drop+1:]...)
+	}
+}
+
+func (s *hostSession) recordPermission(r acp.RequestPermissionRequest, resp acp.RequestPermissionResponse) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.permissions = append(s.permissions, PermissionEntry{ToolCallID: r.ToolCall.ToolCallID, Title: r.ToolCall.Title,
+		Outcome: resp.Outcome.Outcome, OptionID: resp.Outcome.OptionID})
+	if max := limitOr(s.h.opts.Limits.MaxPermissionEntries, DefaultMaxPermissionEntries); len(s.permissions) > max {
+		s.permissions = append(s.permissions[:0], s.permissions[len(s.permissions)-max:]...)
+	}
+}

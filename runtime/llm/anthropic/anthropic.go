@@ -1,0 +1,93 @@
+// Package anthropic is the client of the Anthropic Messages API wire.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/transport"
+)
+
+// DefaultBaseURL is used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.anthropic.com/v1"
+
+// Version is the anthropic-version header sent unless Config.Headers
+// overrides it.
+const Version = "2023-06-01"
+
+// Config is the shared client config. This wire reads BaseURL (up to and
+// including /v1), APIKey (sent as x-api-key), Timeout, MaxTokens (0 means
+// 16000: the API requires a cap), Thinking ("" or "off" sends no thinking;
+// "adaptive" turns extended thinking on with a budget of 3/4 of max_tokens,
+// at least 1024, off when max_tokens leaves no room for that), Headers
+// (they extend or override the defaults: x-api-key, anthropic-version,
+// content-type; e.g. another anthropic-version or an anthropic-beta flag),
+// HTTPClient and MaxAnswerBytes.
+type Config = transport.Config
+
+type client struct {
+	cfg      Config
+	conn     *transport.SSEClient
+	header   http.Header
+	thinking bool
+}
+
+// New returns a streaming Messages API Provider (kind anthropic), also
+// usable with compatible gateways.
+func New(cfg Config) llm.Provider {
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	h := transport.Header("x-api-key", "", cfg.APIKey, map[string]string{"anthropic-version": Version}, cfg.Headers)
+	return &client{
+		cfg: cfg,
+		conn: transport.NewSSEClient(transport.Endpoint(base, "/messages", ""), cfg.Timeout, cfg.HTTPClient,
+			transport.Secrets(cfg.APIKey, base, cfg.Headers)),
+		header:   h,
+		thinking: strings.EqualFold(strings.TrimSpace(cfg.Thinking), "adaptive"),
+	}
+}
+
+// Stream implements llm.Provider.
+func (p *client) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	resp, err := p.stream(ctx, req, onDelta)
+	return resp, p.conn.Hide(err)
+}
+
+func (p *client) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	if req == nil {
+		return nil, errors.New("llm: nil request")
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = p.cfg.MaxTokens
+	}
+	if maxTokens <= 0 {
+		maxTokens = anDefaultMaxTokens
+	}
+	body, err := json.Marshal(buildAnRequest(req, maxTokens, p.thinking))
+	if err != nil {
+		return nil, fmt.Errorf("llm: encoding request: %w", err)
+	}
+	resp, err := p.conn.Do(ctx, body, p.header, func(r io.Reader) (*llm.Response, error) {
+		return decodeAnStream(r, p.cfg.MaxAnswerBytes, onDelta)
+	})
+	if err != nil {
+		return nil, anClassify(err)
+	}
+	return resp, nil
+}
+
+// anClassify marks a 400 that says the prompt does not fit the context
+// window: "prompt is too long: 250000 tokens > 200000 maximum"; older
+// models: "input length and `max_tokens` exceed context limit: ...".
+func anClassify(err error) error {
+	return transport.MarkContextTooLong(err, []string{"prompt is too long"}, []string{"exceed context limit"})
+}

@@ -1,0 +1,221 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/sse"
+	"github.com/openheim/openheim/runtime/llm/transport"
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// gmAccumulator assembles the Response from streamed events.
+type gmAccumulator struct {
+	thinking strings.Builder
+	thinkSig string
+	text     strings.Builder
+	calls    []message.Block
+	finish   string
+	blocked  string
+	usage    *gmUsage
+	events   int
+	cap      *transport.AnswerCap
+}
+
+// decodeGMStream reads events until the stream ends. Gemini sends no end
+// marker: the stream is complete only if some event carried a finishReason
+// (or a prompt blockReason) and the body then ended cleanly. An answer
+// passing maxAnswer bytes (see transport.NewAnswerCap) ends there as
+// max_tokens.
+func decodeGMStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	acc := &gmAccumulator{cap: transport.NewAnswerCap(maxAnswer)}
+	r := sse.NewReader(body)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) && (acc.finish != "" || acc.blocked != "") {
+				return acc.response(), nil
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, fmt.Errorf("%w: no finishReason after %d events", llm.ErrStreamCut, acc.events)
+			}
+			if errors.Is(err, sse.ErrLineTooLong) {
+				return nil, fmt.Errorf("llm: stream event %d: %w", acc.events+1, err)
+			}
+			return nil, fmt.Errorf("%w after %d events: %w", llm.ErrStreamCut, acc.events, err)
+		}
+		data := strings.TrimSpace(ev.Data)
+		if data == "" {
+			continue
+		}
+		acc.events++
+		if err := acc.add([]byte(data), onDelta); err != nil {
+			if errors.Is(err, transport.ErrAnswerCap) {
+				return acc.cap.Capped(acc.response()), nil
+			}
+			return nil, err
+		}
+	}
+}
+
+func (a *gmAccumulator) add(data []byte, onDelta func(llm.Delta) error) error {
+	var c gmResponse
+	if err := json.Unmarshal(data, &c); err != nil {
+		// %v, not %w: broken JSON is not a transport failure to retry.
+		return fmt.Errorf("llm: malformed JSON in stream event %d: %v (data: %q)",
+			a.events, err, transport.Truncate(string(data), 200))
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return gmStreamError(c.Error)
+	}
+	if c.UsageMetadata != nil {
+		a.usage = c.UsageMetadata // cumulative: the last one wins
+	}
+	if c.PromptFeedback != nil && c.PromptFeedback.BlockReason != "" {
+		a.blocked = c.PromptFeedback.BlockReason
+	}
+	for _, cand := range c.Candidates {
+		if cand.Index != 0 {
+			continue // openheim asks for one candidate
+		}
+		if cand.Content != nil {
+			for _, p := range cand.Content.Parts {
+				if err := a.part(p, onDelta); err != nil {
+					return err
+				}
+			}
+		}
+		if cand.FinishReason != "" {
+			a.finish = cand.FinishReason
+		}
+	}
+	return nil
+}
+
+// part takes one content part. A thoughtSignature on a function call belongs
+// to that call; on a thought or text part it is kept on the thinking block,
+// which is how it travels back to the API on the next request.
+func (a *gmAccumulator) part(p gmPart, onDelta func(llm.Delta) error) error {
+	if fc := p.FunctionCall; fc != nil {
+		id := fc.ID
+		if id == "" {
+			id = transport.NewCallID()
+		}
+		args := compactArgs(fc.Args)
+		if err := a.cap.Charge(len(id) + len(fc.Name) + len(args) + len(p.ThoughtSignature)); err != nil {
+			return err
+		}
+		b := message.Block{Type: message.TypeToolUse, ID: id, Name: fc.Name, Arguments: args}
+		if p.ThoughtSignature != "" {
+			sig := p.ThoughtSignature
+			b.Signature = &sig
+		}
+		a.calls = append(a.calls, b)
+		return nil
+	}
+	if p.ThoughtSignature != "" {
+		if err := a.cap.Charge(len(p.ThoughtSignature)); err != nil {
+			return err
+		}
+		a.thinkSig = p.ThoughtSignature
+	}
+	if p.Text == "" {
+		return nil
+	}
+	text, capErr := a.cap.Take(p.Text)
+	if text == "" {
+		return capErr
+	}
+	kind := llm.DeltaText
+	if p.Thought {
+		kind = llm.DeltaThinking
+		a.thinking.WriteString(text)
+	} else {
+		a.text.WriteString(text)
+	}
+	if onDelta != nil {
+		if err := onDelta(llm.Delta{Kind: kind, Text: text}); err != nil {
+			return err
+		}
+	}
+	return capErr
+}
+
+// compactArgs is a function call's args object as a compact JSON string.
+func compactArgs(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil || buf.Len() == 0 || buf.String() == "null" {
+		return "{}"
+	}
+	return buf.String()
+}
+
+func (a *gmAccumulator) response() *llm.Response {
+	resp := &llm.Response{StopReason: mapGeminiFinish(a.finish, a.blocked, len(a.calls) > 0)}
+	if a.thinking.Len() > 0 || a.thinkSig != "" {
+		b := message.Block{Type: message.TypeThinking, Thinking: a.thinking.String()}
+		if a.thinkSig != "" {
+			sig := a.thinkSig
+			b.Signature = &sig
+		}
+		resp.Content = append(resp.Content, b)
+	}
+	if a.text.Len() > 0 {
+		resp.Content = append(resp.Content, message.Text(a.text.String()))
+	}
+	resp.Content = append(resp.Content, a.calls...)
+	if u := a.usage; u != nil {
+		resp.Usage = message.Usage{
+			InputTokens:     max(u.PromptTokenCount-u.CachedContentTokenCount, 0),
+			OutputTokens:    u.CandidatesTokenCount + u.ThoughtsTokenCount,
+			CacheReadTokens: u.CachedContentTokenCount,
+		}
+	}
+	return resp
+}
+
+// mapGeminiFinish maps Gemini's finishReason. A blocked prompt and the
+// content filters are refusals; received function calls make any other
+// normal end tool_use (Gemini says STOP after calling functions), but
+// MAX_TOKENS stays max_tokens.
+func mapGeminiFinish(reason, blocked string, hasCalls bool) string {
+	if blocked != "" {
+		return llm.StopRefusal
+	}
+	switch reason {
+	case "MAX_TOKENS":
+		return llm.StopMaxTokens
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT":
+		return llm.StopRefusal
+	}
+	if hasCalls {
+		return llm.StopToolUse
+	}
+	return llm.StopEndTurn
+}
+
+// gmStreamError turns an in-stream error object into an error: a StatusError
+// when its code is an HTTP status, so retries treat it like that answer.
+func gmStreamError(raw json.RawMessage) error {
+	var e gmError
+	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
+		return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(string(raw), 300))
+	}
+	if e.Code >= 400 && e.Code <= 599 {
+		body := e.Message
+		if e.Status != "" {
+			body = e.Status + ": " + body
+		}
+		return gmClassify(&llm.StatusError{Status: e.Code, Body: transport.Truncate(body, transport.MaxErrorBody)})
+	}
+	if e.Status != "" {
+		return fmt.Errorf("llm: server error in stream (%s): %s", e.Status, transport.Truncate(e.Message, 300))
+	}
+	return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(e.Message, 300))
+}
