@@ -88,7 +88,11 @@ func fromStore(se *storeerr.Error) error {
 	if se.Kind == storeerr.ErrBody {
 		return badRequest("%s", se.Msg)
 	}
-	return &apiError{storeStatus[se.Kind], se.Msg}
+	if status, ok := storeStatus[se.Kind]; ok {
+		return &apiError{status, se.Msg}
+	}
+	return errors.New(se.Msg) // a kind this API does not know: a 500
+
 }
 
 // writeError answers with err's status (500 for an error without one).
