@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openheim/openheim/index/sessions"
+	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v3"
@@ -104,7 +104,7 @@ type sessionJSON struct {
 	Messages  int       `json:"messages"`
 }
 
-func toJSON(s sessions.Session) sessionJSON {
+func toJSON(s history.Session) sessionJSON {
 	return sessionJSON{ID: s.ID, Title: s.Title, Model: s.Model, Provider: s.Provider, Cwd: s.Cwd,
 		CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(), Messages: s.Messages}
 }

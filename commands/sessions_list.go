@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/openheim/openheim/index/sessions"
+	"github.com/openheim/openheim/runtime/history"
 	"github.com/urfave/cli/v3"
 )
 
@@ -16,7 +16,7 @@ import (
 type SessionsLsOptions struct {
 	IO       *IOStreams
 	Sessions func() (*Sessions, error)
-	Filter   sessions.Filter
+	Filter   history.Filter
 	Output   jsonOutput
 }
 
@@ -41,7 +41,7 @@ Examples:
 			if err := noArgs(cmd); err != nil {
 				return err
 			}
-			opts.Filter = sessions.Filter{Limit: int(cmd.Int("limit"))}
+			opts.Filter = history.Filter{Limit: int(cmd.Int("limit"))}
 			if dir := cmd.String("cwd"); dir != "" {
 				abs, err := filepath.Abs(dir)
 				if err != nil {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openheim/openheim/index/sessions"
+	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -55,7 +55,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 // answer.
 func (s *Server) sessions(limit int, cwd string) ([]session.Meta, error) {
 	if s.Catalog != nil && (limit > 0 || cwd != "") {
-		docs, err := s.Catalog.List(sessions.Filter{Cwd: cwd, Limit: limit})
+		docs, err := s.Catalog.List(history.Filter{Cwd: cwd, Limit: limit})
 		if err == nil {
 			return s.loadMetas(docs, cwd), nil
 		}
@@ -82,7 +82,7 @@ func (s *Server) sessions(limit int, cwd string) ([]session.Meta, error) {
 // the index answered is skipped, as is one whose meta cannot be read (the
 // store's own List skips those too, so one damaged file does not hide every
 // other session).
-func (s *Server) loadMetas(docs []sessions.Session, cwd string) []session.Meta {
+func (s *Server) loadMetas(docs []history.Session, cwd string) []session.Meta {
 	out := make([]session.Meta, 0, len(docs))
 	for _, d := range docs {
 		m, err := s.Engine.Store.LoadMeta(d.ID)

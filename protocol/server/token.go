@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/openheim/openheim/runtime/atomicfile"
 )
 
 // TokenFileName is the file in the data directory that keeps the token
@@ -120,39 +122,13 @@ func validToken(t string) bool {
 	return true
 }
 
-// writeToken stores tok at path through a 0600 temporary file: a hard link
+// writeToken stores tok at path, 0600 from its first byte: a hard link
 // makes the file only if none exists (false when another process was
 // first), a rename replaces one.
 func writeToken(path, tok string, replace bool) (bool, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+TokenFileName+"-*")
-	if err != nil {
-		return false, err
+	err := atomicfile.Writer{Perm: 0o600, NoReplace: !replace}.Write(path, []byte(tok+"\n"))
+	if !replace && errors.Is(err, fs.ErrExist) {
+		return false, nil
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
-		tmp.Close()
-		return false, err
-	}
-	_, err = tmp.WriteString(tok + "\n")
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return false, err
-	}
-	if !replace {
-		err := os.Link(tmp.Name(), path)
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
-		}
-		if err == nil {
-			return true, nil
-		}
-		// No hard links on this file system: a rename, which could
-		// replace a file another process made meanwhile.
-	}
-	return true, os.Rename(tmp.Name(), path)
+	return err == nil, err
 }

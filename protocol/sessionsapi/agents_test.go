@@ -3,7 +3,6 @@ package sessionsapi
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/openheim/openheim/runtime/bundle"
+	"github.com/openheim/openheim/runtime/bundle/bundletest"
 )
 
 // agentTestMaxBundle keeps the size limits small enough to cross in a test.
@@ -31,7 +33,7 @@ type agentFixture struct {
 	t           *testing.T
 	dir, agents string
 	clock       atomic.Int64
-	store       *agentStore
+	store       *bundle.Dir
 	mux         *http.ServeMux
 	api         *API
 }
@@ -54,12 +56,12 @@ func (f *agentFixture) reopen() {
 		}
 		return nil
 	}
-	store, err := newAgentStore(f.dir, f.agents, agentTestMaxBundle, now, validate)
+	store, err := bundle.OpenDir(f.dir)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	f.store = store
-	f.api = &API{agents: store, opts: Options{MaxBundleBytes: agentTestMaxBundle}}
+	f.api = &API{agents: newAgents(store, f.agents, agentTestMaxBundle, now, validate), opts: Options{MaxBundleBytes: agentTestMaxBundle}}
 	// No sessions: DELETE's cancelAgent finds none bound to the agent.
 	if f.api.sessions, err = newSessionRegistry(f.api, filepath.Join(filepath.Dir(f.dir), "sessions-api")); err != nil {
 		f.t.Fatal(err)
@@ -103,7 +105,7 @@ func (f *agentFixture) upload(part string, bundle []byte, out any) int {
 func (f *agentFixture) create(cfg string) Agent {
 	f.t.Helper()
 	var ag Agent
-	if code := f.upload("bundle", configBundle(cfg), &ag); code != http.StatusCreated {
+	if code := f.upload("bundle", bundletest.Config(cfg), &ag); code != http.StatusCreated {
 		f.t.Fatalf("create: %d %+v", code, ag)
 	}
 	return ag
@@ -119,44 +121,6 @@ func (f *agentFixture) writeProfile(name, text string, mtime int64) {
 	}
 	os.Chtimes(path, time.Unix(mtime, 0), time.Unix(mtime, 0))
 }
-
-type bundleEntry struct {
-	hdr  tar.Header
-	body string
-}
-
-func bundleFile(name, body string) bundleEntry {
-	return bundleEntry{tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))}, body}
-}
-
-func bundleDir(name string) bundleEntry {
-	return bundleEntry{tar.Header{Name: name, Typeflag: tar.TypeDir, Mode: 0o755}, ""}
-}
-
-// bundleTarGz builds a bundle of the entries; gzipBytes compresses raw bytes.
-func bundleTarGz(entries ...bundleEntry) []byte {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, e := range entries {
-		hdr := e.hdr
-		if err := tw.WriteHeader(&hdr); err != nil {
-			panic(err)
-		}
-		tw.Write([]byte(e.body))
-	}
-	tw.Close()
-	return gzipBytes(buf.Bytes())
-}
-
-func gzipBytes(b []byte) []byte {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	gz.Write(b)
-	gz.Close()
-	return buf.Bytes()
-}
-
-func configBundle(cfg string) []byte { return bundleTarGz(bundleFile("config.yaml", cfg)) }
 
 const agentFullConfig = `name: reviewer
 description: Reviews diffs
@@ -191,8 +155,8 @@ func TestAgentCreate(t *testing.T) {
 		p.MaxIterations != 7 || !reflect.DeepEqual(p.Tools, want.Tools) || p.Description != "Reviews diffs" {
 		t.Errorf("profile %+v", p)
 	}
-	stored, err := os.ReadFile(filepath.Join(f.dir, ag.ID, agentBundleFile))
-	if err != nil || !bytes.Equal(stored, configBundle(agentFullConfig)) {
+	stored, err := os.ReadFile(filepath.Join(f.dir, ag.ID, "bundle.tar.gz"))
+	if err != nil || !bytes.Equal(stored, bundletest.Config(agentFullConfig)) {
 		t.Errorf("stored bundle: %v", err)
 	}
 
@@ -219,9 +183,9 @@ func TestAgentCreate(t *testing.T) {
 func TestAgentCreateLayouts(t *testing.T) {
 	f := newAgentFixture(t)
 	for name, bundle := range map[string][]byte{
-		"in-dir":     bundleTarGz(bundleDir("in-dir/"), bundleFile("in-dir/config.yaml", "name: in-dir\n"), bundleFile("in-dir/notes/a.md", "x")),
-		"dot-slash":  bundleTarGz(bundleDir("./"), bundleFile("./config.yaml", "name: dot-slash\n"), bundleFile("./README.md", "x")),
-		"empty-list": bundleTarGz(bundleFile("config.yaml", "name: empty-list\ntools: []\n")),
+		"in-dir":     bundletest.TarGz(bundletest.Dir("in-dir/"), bundletest.File("in-dir/config.yaml", "name: in-dir\n"), bundletest.File("in-dir/notes/a.md", "x")),
+		"dot-slash":  bundletest.TarGz(bundletest.Dir("./"), bundletest.File("./config.yaml", "name: dot-slash\n"), bundletest.File("./README.md", "x")),
+		"empty-list": bundletest.TarGz(bundletest.File("config.yaml", "name: empty-list\ntools: []\n")),
 	} {
 		var ag Agent
 		if code := f.upload("bundle", bundle, &ag); code != 201 || ag.Name != name {
@@ -343,15 +307,15 @@ func TestAgentRejectedBundles(t *testing.T) {
 	first := f.create("name: taken\n")
 	big := make([]byte, agentTestMaxBundle+1)
 	rand.Read(big)
-	valid := configBundle("name: cut\n")
-	many := []bundleEntry{bundleFile("config.yaml", "name: many\n")}
-	for i := range bundleMaxEntries {
-		many = append(many, bundleFile(fmt.Sprintf("f%d", i), ""))
+	valid := bundletest.Config("name: cut\n")
+	many := []bundletest.Entry{bundletest.File("config.yaml", "name: many\n")}
+	for i := range bundle.MaxEntries {
+		many = append(many, bundletest.File(fmt.Sprintf("f%d", i), ""))
 	}
-	link := func(typ byte) bundleEntry {
-		return bundleEntry{tar.Header{Name: "config.yaml", Typeflag: typ, Linkname: "/etc/passwd"}, ""}
+	link := func(typ byte) bundletest.Entry {
+		return bundletest.Entry{Hdr: tar.Header{Name: "config.yaml", Typeflag: typ, Linkname: "/etc/passwd"}}
 	}
-	cfg := func(s string) []byte { return configBundle(s) }
+	cfg := func(s string) []byte { return bundletest.Config(s) }
 	for _, c := range []struct {
 		name   string
 		bundle []byte
@@ -359,23 +323,23 @@ func TestAgentRejectedBundles(t *testing.T) {
 		want   string
 	}{
 		{"not gzip", []byte("hello, not a tarball"), 400, "not a gzip file"},
-		{"corrupt tar", gzipBytes(bytes.Repeat([]byte("garbage!"), 200)), 400, "corrupt tar"},
+		{"corrupt tar", bundletest.Gzip(bytes.Repeat([]byte("garbage!"), 200)), 400, "corrupt tar"},
 		{"truncated", valid[:len(valid)-12], 400, "corrupt"},
 		{"over max", big, 413, fmt.Sprintf("bundle is over %d bytes", agentTestMaxBundle)},
-		{"absolute", bundleTarGz(bundleFile("/etc/config.yaml", "name: x\n")), 400, "path traversal"},
-		{"dotdot", bundleTarGz(bundleFile("config.yaml", "name: x\n"), bundleFile("a/../../evil", "")), 400, "path traversal"},
-		{"backslash dotdot", bundleTarGz(bundleFile(`..\evil`, "")), 400, "path traversal"},
-		{"symlink", bundleTarGz(link(tar.TypeSymlink)), 400, "links are not allowed"},
-		{"hardlink", bundleTarGz(link(tar.TypeLink)), 400, "links are not allowed"},
-		{"device", bundleTarGz(bundleEntry{tar.Header{Name: "tty", Typeflag: tar.TypeChar, Devmajor: 5}, ""}), 400, "only files and directories"},
-		{"fifo", bundleTarGz(bundleEntry{tar.Header{Name: "fifo", Typeflag: tar.TypeFifo}, ""}), 400, "only files and directories"},
-		{"too many entries", bundleTarGz(many...), 400, "more than 1000 entries"},
-		{"zip bomb", bundleTarGz(bundleFile("config.yaml", "name: bomb\n"), bundleFile("zeros", strings.Repeat("\x00", bundleUnpackFactor*agentTestMaxBundle))), 400, "unpacks to over"},
-		{"no config", bundleTarGz(bundleFile("README.md", "hi")), 400, "no config.yaml"},
-		{"config two dirs", bundleTarGz(bundleFile("a/config.yaml", "name: x\n"), bundleFile("b/x", "")), 400, "no config.yaml"},
-		{"config too deep", bundleTarGz(bundleFile("a/b/config.yaml", "name: x\n")), 400, "no config.yaml"},
-		{"config is a dir", bundleTarGz(bundleDir("config.yaml/")), 400, "no config.yaml"},
-		{"config twice", bundleTarGz(bundleFile("config.yaml", "name: x\n"), bundleFile("./config.yaml", "name: y\n")), 400, "twice"},
+		{"absolute", bundletest.TarGz(bundletest.File("/etc/config.yaml", "name: x\n")), 400, "path traversal"},
+		{"dotdot", bundletest.TarGz(bundletest.File("config.yaml", "name: x\n"), bundletest.File("a/../../evil", "")), 400, "path traversal"},
+		{"backslash dotdot", bundletest.TarGz(bundletest.File(`..\evil`, "")), 400, "path traversal"},
+		{"symlink", bundletest.TarGz(link(tar.TypeSymlink)), 400, "links are not allowed"},
+		{"hardlink", bundletest.TarGz(link(tar.TypeLink)), 400, "links are not allowed"},
+		{"device", bundletest.TarGz(bundletest.Entry{Hdr: tar.Header{Name: "tty", Typeflag: tar.TypeChar, Devmajor: 5}}), 400, "only files and directories"},
+		{"fifo", bundletest.TarGz(bundletest.Entry{Hdr: tar.Header{Name: "fifo", Typeflag: tar.TypeFifo}}), 400, "only files and directories"},
+		{"too many entries", bundletest.TarGz(many...), 400, "more than 1000 entries"},
+		{"zip bomb", bundletest.TarGz(bundletest.File("config.yaml", "name: bomb\n"), bundletest.File("zeros", strings.Repeat("\x00", bundle.UnpackFactor*agentTestMaxBundle))), 400, "unpacks to over"},
+		{"no config", bundletest.TarGz(bundletest.File("README.md", "hi")), 400, "no config.yaml"},
+		{"config two dirs", bundletest.TarGz(bundletest.File("a/config.yaml", "name: x\n"), bundletest.File("b/x", "")), 400, "no config.yaml"},
+		{"config too deep", bundletest.TarGz(bundletest.File("a/b/config.yaml", "name: x\n")), 400, "no config.yaml"},
+		{"config is a dir", bundletest.TarGz(bundletest.Dir("config.yaml/")), 400, "no config.yaml"},
+		{"config twice", bundletest.TarGz(bundletest.File("config.yaml", "name: x\n"), bundletest.File("./config.yaml", "name: y\n")), 400, "twice"},
 		{"invalid yaml", cfg("name: [unclosed\n"), 400, "config.yaml"},
 		{"not a mapping", cfg("- a\n- b\n"), 400, "config.yaml"},
 		{"unknown key", cfg("name: x\ncolour: red\n"), 400, "colour"},
@@ -402,7 +366,7 @@ func TestAgentRejectedBundles(t *testing.T) {
 	}
 
 	var e map[string]string
-	if code := f.upload("file", configBundle("name: x\n"), &e); code != 400 || e["error"] != "missing bundle part" {
+	if code := f.upload("file", bundletest.Config("name: x\n"), &e); code != 400 || e["error"] != "missing bundle part" {
 		t.Errorf("missing part: %d %v", code, e)
 	}
 	if code := f.do("POST", "/api/agents", "application/json", []byte(`{"name":"x"}`), &e); code != 400 || !strings.Contains(e["error"], "multipart") {
@@ -430,7 +394,7 @@ func TestAgentConcurrentSameName(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			var out map[string]any
-			codes[i] = f.upload("bundle", configBundle("name: racer\n"), &out)
+			codes[i] = f.upload("bundle", bundletest.Config("name: racer\n"), &out)
 		})
 	}
 	wg.Wait()
@@ -449,19 +413,5 @@ func TestAgentConcurrentSameName(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(f.dir); len(entries) != 1 {
 		t.Errorf("%d agent directories", len(entries))
-	}
-}
-
-func TestAgentStoreSkipsUnreadable(t *testing.T) {
-	f := newAgentFixture(t)
-	ok := f.create("name: fine\n")
-	bad := filepath.Join(f.dir, "ag_0123456789abcdef01234567")
-	os.MkdirAll(bad, 0o700)
-	os.WriteFile(filepath.Join(bad, agentFile), []byte("{not json"), 0o600)
-	os.MkdirAll(filepath.Join(f.dir, "ag_fedcba9876543210fedcba98"), 0o700) // cut short: no agent.json
-	f.reopen()
-	all, _ := f.store.list()
-	if len(all) != 2 || all[1].ID != ok.ID {
-		t.Errorf("agents after reopen: %+v", all)
 	}
 }

@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openheim/openheim/runtime/bundle"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/live"
 	"github.com/openheim/openheim/runtime/session"
+	"github.com/openheim/openheim/runtime/sessionfiles"
 )
 
 // Defaults of Options.
@@ -52,8 +54,8 @@ type Options struct {
 type API struct {
 	opts     Options
 	log      *slog.Logger
-	agents   *agentStore
-	files    *fileStore
+	agents   *agents
+	files    sessionfiles.Store
 	sessions *sessionRegistry
 }
 
@@ -78,13 +80,12 @@ func New(opts Options) (*API, error) {
 		opts.StreamQueue = DefaultStreamQueue
 	}
 	a := &API{opts: opts, log: opts.Log}
-	var err error
-	a.agents, err = newAgentStore(filepath.Join(opts.DataDir, "agents-api"), opts.Engine.Config.AgentsDir(), opts.MaxBundleBytes, opts.Now, a.validateAgent)
+	bundles, err := bundle.OpenDir(filepath.Join(opts.DataDir, "agents-api"))
 	if err != nil {
 		return nil, err
 	}
-	a.files, err = newFileStore(filepath.Join(opts.DataDir, "files"), opts.MaxFileBytes, opts.Now)
-	if err != nil {
+	a.agents = newAgents(bundles, opts.Engine.Config.AgentsDir(), opts.MaxBundleBytes, opts.Now, a.validateAgent)
+	if a.files, err = sessionfiles.OpenDir(filepath.Join(opts.DataDir, "files"), opts.MaxFileBytes, opts.Now); err != nil {
 		return nil, err
 	}
 	a.sessions, err = newSessionRegistry(a, filepath.Join(opts.DataDir, "sessions-api"))

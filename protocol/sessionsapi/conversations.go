@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openheim/openheim/index/sessions"
+	"github.com/openheim/openheim/runtime/history"
 )
 
 // Conversation is seed 003's conversation object: a session seen as its
@@ -28,7 +28,7 @@ func (a *API) conversationRoutes() []route {
 	}
 }
 
-func conversationOf(s sessions.Session) Conversation {
+func conversationOf(s history.Session) Conversation {
 	c := Conversation{ID: convID(s.ID), Object: "conversation", CreatedAt: unix(s.CreatedAt), UpdatedAt: unix(s.UpdatedAt)}
 	if s.Title != "" {
 		t := s.Title
@@ -52,12 +52,12 @@ func (a *API) handleListConversations(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest(`sort_by must be "created_at" or "updated_at", not %q`, sortBy))
 		return
 	}
-	list, err := a.opts.Catalog.List(sessions.Filter{})
+	list, err := a.opts.Catalog.List(history.Filter{})
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	slices.SortStableFunc(list, func(x, y sessions.Session) int {
+	slices.SortStableFunc(list, func(x, y history.Session) int {
 		c := x.CreatedAt.Compare(y.CreatedAt)
 		if sortBy == "updated_at" {
 			c = x.UpdatedAt.Compare(y.UpdatedAt)

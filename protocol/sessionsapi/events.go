@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/sessionfiles"
 )
 
 // maxInlineFile bounds a session file turned into a message block.
@@ -181,7 +182,7 @@ func (a *API) partBlock(id string, p Part) (message.Block, error) {
 // fileBlock reads session file fid: an image becomes an image block, text
 // a text block naming the file.
 func (a *API) fileBlock(id, fid string, imageOnly bool) (message.Block, error) {
-	f, data, err := a.files.read(id, fid, maxInlineFile)
+	f, data, err := sessionfiles.Read(a.files, id, fid, maxInlineFile)
 	if err != nil {
 		return message.Block{}, err
 	}

@@ -3,7 +3,6 @@ package sessionsapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -20,7 +19,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/openheim/openheim/runtime/ids"
 	"github.com/openheim/openheim/runtime/session"
+	"github.com/openheim/openheim/runtime/sessionfiles"
 )
 
 // fileEnv is an API with only its file store, served like Register does:
@@ -28,7 +29,7 @@ import (
 type fileEnv struct {
 	t        *testing.T
 	dir      string
-	store    *fileStore
+	store    *sessionfiles.Dir
 	sessions session.Store
 	mux      *http.ServeMux
 }
@@ -45,7 +46,7 @@ func newFileEnv(t *testing.T, maxBytes int64) *fileEnv {
 		clock = clock.Add(time.Second)
 		return clock
 	}
-	store, err := newFileStore(dir, maxBytes, now)
+	store, err := sessionfiles.OpenDir(dir, maxBytes, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestFileUploadGetListContentDelete(t *testing.T) {
 	png := e.upload(conv, filePart{"file", `C:\shots\pixel`, "application/octet-stream", filePNGHead})
 	js := e.upload(conv, filePart{"file", "data.json", "", []byte(`{"a":1}`)})
 
-	if !isFileID(md.ID) || md.Object != "session.resource" || md.Type != "file" || md.SessionID != conv || md.Name != "notes.md" {
+	if !ids.Is(md.ID, sessionfiles.IDPrefix) || md.Object != "session.resource" || md.Type != "file" || md.SessionID != conv || md.Name != "notes.md" {
 		t.Errorf("upload = %+v", md)
 	}
 	if m := md.Metadata; m.Filename != "notes.md" || m.Bytes != 20 || m.CreatedAt != 1774118383 || m.ContentType != "text/markdown; charset=utf-8" {
@@ -255,7 +256,7 @@ func TestFileOtherSession(t *testing.T) {
 	if l := fileDecode[List[File]](t, e.do("GET", filesURL(convB), nil, "")); len(l.Data) != 0 || l.FirstID != nil {
 		t.Errorf("B's list = %+v", l)
 	}
-	if _, err := e.store.get(sidA, f.ID); err != nil {
+	if _, err := e.store.Get(sidA, f.ID); err != nil {
 		t.Errorf("A's file after B's delete: %v", err)
 	}
 }
@@ -315,37 +316,11 @@ func TestFileBadIDs(t *testing.T) {
 			t.Errorf("DELETE %s: %d %s", id, rec.Code, rec.Body)
 		}
 	}
-	for _, id := range []string{"file_xyz", "file_ABCDEF0123456789ABCDEF01", "../secret", "../" + sid + "/file_xyz"} {
-		if _, err := e.store.get(sid, id); !isFileErrStatus(err, http.StatusNotFound) {
-			t.Errorf("get(%q) = %v", id, err)
-		}
-		if err := e.store.remove(sid, id); !isFileErrStatus(err, http.StatusNotFound) {
-			t.Errorf("remove(%q) = %v", id, err)
-		}
-	}
-	// The session uuid becomes a path component too.
-	for _, bad := range []string{"..", "../" + sid, strings.ToUpper(sid), "{" + sid + "}", "urn:uuid:" + sid} {
-		if _, err := e.store.get(bad, "file_0123456789abcdef01234567"); !isFileErrStatus(err, http.StatusNotFound) {
-			t.Errorf("get in session %q = %v", bad, err)
-		}
-		if _, err := e.store.list(bad); err == nil {
-			t.Errorf("list(%q) succeeded", bad)
-		}
-		if _, err := e.store.put(bad, "conv_x", "a.txt", "", strings.NewReader("x")); err == nil {
-			t.Errorf("put(%q) succeeded", bad)
-		}
-		if err := e.store.removeAll(bad); err == nil {
-			t.Errorf("removeAll(%q) succeeded", bad)
-		}
-	}
+	// The store's own refusals (ids and session uuids it could not have
+	// issued) are tested in runtime/sessionfiles.
 	if _, err := os.Stat(filepath.Join(e.dir, "secret.json")); err != nil {
 		t.Errorf("bait outside the session: %v", err)
 	}
-}
-
-func isFileErrStatus(err error, status int) bool {
-	var ae *apiError
-	return errors.As(err, &ae) && ae.status == status
 }
 
 func TestFileUploadRefused(t *testing.T) {
@@ -389,60 +364,6 @@ func TestFileUploadRefused(t *testing.T) {
 	}
 }
 
-func TestFileRemoveAllAndRead(t *testing.T) {
-	e := newFileEnv(t, 1<<20)
-	convA, sidA := e.newSession()
-	convB, sidB := e.newSession()
-	a1 := e.upload(convA, filePart{"file", "a1.txt", "", []byte("first")})
-	e.upload(convA, filePart{"file", "a2.txt", "", []byte("second")})
-	b := e.upload(convB, filePart{"file", "b.txt", "", []byte("bee")})
-
-	f, data, err := e.store.read(sidA, a1.ID, 5)
-	if err != nil || string(data) != "first" || f != a1 {
-		t.Errorf("read = %+v %q %v", f, data, err)
-	}
-	if _, _, err := e.store.read(sidA, a1.ID, 4); !isFileErrStatus(err, http.StatusBadRequest) {
-		t.Errorf("read over max = %v", err)
-	}
-	if _, _, err := e.store.read(sidB, a1.ID, 100); !isFileErrStatus(err, http.StatusNotFound) {
-		t.Errorf("read of another session's file = %v", err)
-	}
-
-	if err := e.store.removeAll(sidA); err != nil {
-		t.Fatal(err)
-	}
-	if l, err := e.store.list(sidA); err != nil || len(l) != 0 {
-		t.Errorf("list after removeAll = %v %v", l, err)
-	}
-	if _, err := os.Stat(filepath.Join(e.dir, sidA)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("session dir after removeAll: %v", err)
-	}
-	if l, err := e.store.list(sidB); err != nil || len(l) != 1 || l[0] != b {
-		t.Errorf("other session after removeAll = %v %v", l, err)
-	}
-	if err := e.store.removeAll(uuid.NewString()); err != nil {
-		t.Errorf("removeAll of a session without files: %v", err)
-	}
-}
-
-func TestFileStoreSweepsTemporaries(t *testing.T) {
-	dir := t.TempDir()
-	sid := uuid.NewString()
-	os.MkdirAll(filepath.Join(dir, sid), 0o700)
-	for _, name := range []string{fileTempPrefix + "123", ".file_0123456789abcdef01234567.json.tmp-9"} {
-		os.WriteFile(filepath.Join(dir, sid, name), []byte("partial"), 0o600)
-	}
-	if _, err := newFileStore(dir, 10, time.Now); err != nil {
-		t.Fatal(err)
-	}
-	if left, _ := filepath.Glob(filepath.Join(dir, sid, "*")); len(left) != 0 {
-		t.Errorf("left: %v", left)
-	}
-	if left, _ := filepath.Glob(filepath.Join(dir, sid, ".*")); len(left) != 0 {
-		t.Errorf("left: %v", left)
-	}
-}
-
 func TestFileUploadConcurrent(t *testing.T) {
 	e := newFileEnv(t, 1<<20)
 	conv, sid := e.newSession()
@@ -456,7 +377,7 @@ func TestFileUploadConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if l, err := e.store.list(sid); err != nil || len(l) != 8 {
+	if l, err := e.store.List(sid); err != nil || len(l) != 8 {
 		t.Errorf("list = %d files, %v", len(l), err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+
+	"github.com/openheim/openheim/runtime/storeerr"
 )
 
 // apiError is an error with the HTTP status it answers with. Bodies are
@@ -41,6 +43,15 @@ func tooLarge(format string, a ...any) error {
 // the body limit, 408 when the client was too slow to send it (the
 // server's read deadline), else a 400 saying what was being read.
 func readError(what string, err error) error {
+	if cut := cutBody(err); cut != nil {
+		return cut
+	}
+	return badRequest("%s: %v", what, err)
+}
+
+// cutBody is the answer to a body the server cut off (past its limit, or
+// too slow to arrive); nil when err is not that.
+func cutBody(err error) error {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return err
@@ -49,7 +60,7 @@ func readError(what string, err error) error {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return &apiError{http.StatusRequestTimeout, "the request body did not arrive within the read timeout"}
 	}
-	return badRequest("%s: %v", what, err)
+	return nil
 }
 
 // writeJSON answers with v as JSON.
@@ -61,8 +72,34 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
+// storeStatus is the status of each kind of a store's refusal.
+var storeStatus = map[error]int{
+	storeerr.ErrInvalid:  http.StatusBadRequest,
+	storeerr.ErrNotFound: http.StatusNotFound,
+	storeerr.ErrConflict: http.StatusConflict,
+	storeerr.ErrTooLarge: http.StatusRequestEntityTooLarge,
+}
+
+// fromStore turns a store's refusal into the API's answer to it.
+func fromStore(se *storeerr.Error) error {
+	if cut := cutBody(se.Cause); se.Kind == storeerr.ErrBody && cut != nil {
+		return cut
+	}
+	if se.Kind == storeerr.ErrBody {
+		return badRequest("%s", se.Msg)
+	}
+	if status, ok := storeStatus[se.Kind]; ok {
+		return &apiError{status, se.Msg}
+	}
+	return errors.New(se.Msg) // a kind this API does not know: a 500
+
+}
+
 // writeError answers with err's status (500 for an error without one).
 func writeError(w http.ResponseWriter, err error) {
+	if se, ok := errors.AsType[*storeerr.Error](err); ok {
+		err = fromStore(se)
+	}
 	var ae *apiError
 	if errors.As(err, &ae) {
 		writeJSON(w, ae.status, map[string]string{"error": ae.msg})

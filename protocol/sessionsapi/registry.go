@@ -1,8 +1,6 @@
 package sessionsapi
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openheim/openheim/runtime/atomicfile"
 	"github.com/openheim/openheim/runtime/session"
-	"github.com/openheim/openheim/runtime/tools"
 )
 
 // settings is what the sessions API keeps about a session beside the
@@ -161,7 +159,7 @@ func (r *sessionRegistry) save(id string, s settings) error {
 	if err != nil {
 		return err
 	}
-	return tools.WriteFileAtomic(r.path(id), append(data, '\n'))
+	return atomicfile.Write(r.path(id), append(data, '\n'), 0o644)
 }
 
 // archived reports whether session id was archived; only sessions with
@@ -208,13 +206,6 @@ func (a *API) agentName(id string) string {
 }
 
 func (a *API) now() int64 { return a.opts.Now().Unix() }
-
-// newID returns prefix + 24 random hex digits.
-func newID(prefix string) string {
-	var b [12]byte
-	rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
 
 // unix is t in unix seconds.
 func unix(t time.Time) int64 { return t.Unix() }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/ids"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -50,7 +51,7 @@ func (t *tracker) post(content []message.Block) (string, error) {
 		t.mu.Unlock()
 		return "", notFound("session %q not found", t.conv)
 	}
-	id := newID("qi_")
+	id := ids.New("qi_")
 	t.runner.queue = append(t.runner.queue, queuedInput{id: id, msg: message.Message{Role: message.RoleUser, Content: content}})
 	t.mu.Unlock()
 	t.kick()

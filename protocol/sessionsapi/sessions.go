@@ -306,7 +306,7 @@ func (a *API) deleteSession(conv string) error {
 	a.opts.Catalog.MarkDirty(id)
 	a.sessions.forget(id)
 	a.sessions.remove(id)
-	if err := a.files.removeAll(id); err != nil {
+	if err := a.files.RemoveAll(id); err != nil {
 		a.log.Warn("sessions api: removing a deleted session's files", "session", id, "err", err)
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openheim/openheim/index/sessions"
+	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/openheim/openheim/runtime/skills"
@@ -82,7 +82,7 @@ func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ag, err := a.agents.createFrom(bundle)
+	ag, err := a.agents.create(bundle)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -300,23 +300,23 @@ func (a *API) handleListSessions(w http.ResponseWriter, r *http.Request) {
 // sessionList is every session, oldest first, or those matching query
 // (titles and content, through the sessions search index), best last so a
 // descending page shows the best first.
-func (a *API) sessionList(query string) ([]sessions.Session, error) {
+func (a *API) sessionList(query string) ([]history.Session, error) {
 	if strings.TrimSpace(query) != "" {
 		hits, err := a.opts.Catalog.Search(query, maxPage)
 		if err != nil {
 			return nil, badRequest("search_query: %v", err)
 		}
-		out := make([]sessions.Session, len(hits))
+		out := make([]history.Session, len(hits))
 		for i, h := range hits {
 			out[len(hits)-1-i] = h.Session
 		}
 		return out, nil
 	}
-	list, err := a.opts.Catalog.List(sessions.Filter{})
+	list, err := a.opts.Catalog.List(history.Filter{})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(list, func(x, y sessions.Session) int {
+	slices.SortStableFunc(list, func(x, y history.Session) int {
 		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
 			return c
 		}

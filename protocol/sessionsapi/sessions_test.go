@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/bundle/bundletest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 )
 
@@ -312,7 +313,7 @@ func TestAgentBoundSession(t *testing.T) {
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	part, _ := mw.CreateFormFile("bundle", "reviewer.tar.gz")
-	part.Write(configBundle("name: reviewer\nmodel: m2\ninstructions: |\n  You review diffs.\ntools: [list_dir]\nmax_iterations: 2\n"))
+	part.Write(bundletest.Config("name: reviewer\nmodel: m2\ninstructions: |\n  You review diffs.\ntools: [list_dir]\nmax_iterations: 2\n"))
 	mw.Close()
 	resp, err := http.Post(f.srv.URL+"/api/agents", mw.FormDataContentType(), &body)
 	if err != nil || resp.StatusCode != 201 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/openheim/openheim/runtime/ids"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/tools"
@@ -34,7 +35,7 @@ func (w *waitState) count() int { return len(w.asks) + len(w.outputs) }
 // goes out on the stream as response.elicitation_request and the answer
 // comes back through POST .../elicitations/{id}/resolve.
 func (t *tracker) Ask(ctx context.Context, r permission.Request) (permission.Outcome, error) {
-	id := newID("elic_")
+	id := ids.New("elic_")
 	args := json.RawMessage(r.Args)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")

@@ -23,6 +23,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/openheim/openheim/runtime/atomicfile"
 )
 
 // AddMCPServer appends a [mcp_servers.<name>] table to the config file at
@@ -366,32 +368,19 @@ func replaceValidated(path string, data []byte, mode fs.FileMode) (err error) {
 		}
 	}()
 
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once the rename succeeded
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	if _, err := LoadWith(tmp.Name(), io.Discard); err != nil {
+	var invalid error // what loading the new file said, returned as it is
+	err = atomicfile.Writer{Perm: mode, Check: func(tmp string) error {
+		_, invalid = LoadWith(tmp, io.Discard)
 		// Name the real file, not the temporary one.
-		if fe, ok := errors.AsType[*fileError](err); ok {
-			return &fileError{path: path, err: fe.err}
+		if fe, ok := errors.AsType[*fileError](invalid); ok {
+			invalid = &fileError{path: path, err: fe.err}
 		}
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+		return invalid
+	}}.Write(path, data)
+	switch {
+	case invalid != nil:
+		return invalid
+	case err != nil:
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil

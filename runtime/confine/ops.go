@@ -256,7 +256,11 @@ func (r *Root) target(name string) (string, error) {
 	return r.resolve(name, true)
 }
 
-// writeAtomic writes base in directory d through a temporary file.
+// writeAtomic writes base in directory d through a temporary file. It is
+// not runtime/atomicfile, which works by path: here every step (the
+// temporary's creation, the rename) must go through d, the handle the
+// confinement holds, or a directory swapped for a symlink between steps
+// would take the write outside the root.
 func writeAtomic(d *os.Root, base string, data []byte) error {
 	mode := fs.FileMode(0o644)
 	switch fi, err := d.Stat(base); {

@@ -45,7 +45,7 @@ func newSession(t *testing.T, s session.Store, title string, msgs ...message.Mes
 func TestIndexFollowsTrackedWrites(t *testing.T) {
 	c, store, _ := newCatalog(t)
 	a := newSession(t, store, "alpha", say(message.RoleUser, "configure the kubernetes ingress"))
-	list, err := c.List(sessions.Filter{})
+	list, err := c.List(Filter{})
 	if err != nil || len(list) != 1 || list[0].Messages != 1 {
 		t.Fatalf("%+v %v", list, err)
 	}
@@ -63,7 +63,7 @@ func TestIndexFollowsTrackedWrites(t *testing.T) {
 	if err := store.Trash(a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := c.List(sessions.Filter{}); len(list) != 0 {
+	if list, _ := c.List(Filter{}); len(list) != 0 {
 		t.Fatalf("trashed session still listed: %+v", list)
 	}
 }
@@ -71,7 +71,7 @@ func TestIndexFollowsTrackedWrites(t *testing.T) {
 func TestIndexCatchesUntrackedChanges(t *testing.T) {
 	c, store, _ := newCatalog(t)
 	newSession(t, store, "tracked", say(message.RoleUser, "one"))
-	c.List(sessions.Filter{})
+	c.List(Filter{})
 	// Written behind the index's back (an older openheim, a copied file):
 	// the session count differs, so the reader reconciles.
 	hand := newSession(t, c.Store, "by hand", say(message.RoleUser, "zeppelin"))
@@ -80,7 +80,7 @@ func TestIndexCatchesUntrackedChanges(t *testing.T) {
 	}
 	os.Remove(filepath.Join(c.Store.Dir, hand.ID+".json"))
 	os.Remove(filepath.Join(c.Store.Dir, hand.ID+".jsonl"))
-	if list, _ := c.List(sessions.Filter{}); len(list) != 1 || list[0].Title != "tracked" {
+	if list, _ := c.List(Filter{}); len(list) != 1 || list[0].Title != "tracked" {
 		t.Fatalf("%+v", list)
 	}
 }
@@ -92,7 +92,7 @@ func TestMissingIndexIsRebuiltWithProgress(t *testing.T) {
 	}
 	var calls int
 	c.Progress = func(done, total int) { calls++ }
-	list, err := c.List(sessions.Filter{Limit: 2})
+	list, err := c.List(Filter{Limit: 2})
 	if err != nil || len(list) != 2 || calls == 0 {
 		t.Fatalf("%d sessions, %v, %d progress calls", len(list), err, calls)
 	}
@@ -101,13 +101,13 @@ func TestMissingIndexIsRebuiltWithProgress(t *testing.T) {
 func TestBusyIndexFallsBackToTheStore(t *testing.T) {
 	c, store, warnings := newCatalog(t)
 	newSession(t, store, "alpha", say(message.RoleUser, "x"), say(message.RoleAssistant, "y"))
-	c.List(sessions.Filter{})
+	c.List(Filter{})
 	holder, err := sessions.Open(c.IndexDir, sessions.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	list, err := c.List(sessions.Filter{})
+	list, err := c.List(Filter{})
 	if err != nil || len(list) != 1 || list[0].Messages != 2 {
 		t.Fatalf("%+v %v", list, err)
 	}

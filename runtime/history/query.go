@@ -15,7 +15,7 @@ import (
 // List returns sessions newest first through the index. When another
 // process holds the index, it falls back to reading the store (slower, same
 // answer) rather than failing.
-func (c *Catalog) List(f sessions.Filter) ([]sessions.Session, error) {
+func (c *Catalog) List(f Filter) ([]Session, error) {
 	ix, err := c.open()
 	if errors.Is(err, sessions.ErrBusy) {
 		c.warn("session index is busy in another process; listing from the store (slower)")
@@ -25,16 +25,17 @@ func (c *Catalog) List(f sessions.Filter) ([]sessions.Session, error) {
 		return nil, err
 	}
 	defer ix.Close()
-	return ix.List(f)
+	list, err := ix.List(f.index())
+	return fromIndexAll(list), err
 }
 
 // scan lists sessions from the store alone.
-func (c *Catalog) scan(f sessions.Filter) ([]sessions.Session, error) {
+func (c *Catalog) scan(f Filter) ([]Session, error) {
 	metas, err := c.Store.List()
 	if err != nil {
 		return nil, err
 	}
-	var out []sessions.Session
+	var out []Session
 	for _, m := range metas {
 		if (f.Cwd != "" && deref(m.Cwd) != f.Cwd) || (!f.Since.IsZero() && m.UpdatedAt.Before(f.Since)) {
 			continue
@@ -43,7 +44,7 @@ func (c *Catalog) scan(f sessions.Filter) ([]sessions.Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sessions.Session{ID: m.ID, Title: deref(m.Title), Model: deref(m.Model), Provider: deref(m.Provider),
+		out = append(out, Session{ID: m.ID, Title: deref(m.Title), Model: deref(m.Model), Provider: deref(m.Provider),
 			Cwd: deref(m.Cwd), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Messages: n})
 		if f.Limit > 0 && len(out) == f.Limit {
 			break
@@ -54,7 +55,7 @@ func (c *Catalog) scan(f sessions.Filter) ([]sessions.Session, error) {
 
 // Hit is one session found by Search.
 type Hit struct {
-	Session sessions.Session
+	Session Session
 	Message int     // index of the best-matching message, -1 for the title
 	Score   float64 // relevance; higher is better
 	Snippet string  // the matching text around the first query word
@@ -82,7 +83,7 @@ func (c *Catalog) Search(query string, limit int) ([]Hit, error) {
 		if !ok {
 			continue
 		}
-		hit := Hit{Session: s, Message: h.Message, Score: h.Score, Snippet: s.Title}
+		hit := Hit{Session: fromIndex(s), Message: h.Message, Score: h.Score, Snippet: s.Title}
 		if h.Message >= 0 {
 			if m, err := c.Store.LoadMessage(h.SessionID, h.Message); err == nil {
 				hit.Snippet = snippet(session.SearchText(m), words)

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/openheim/openheim/runtime/atomicfile"
 )
 
 // jsonlFile follows an append-only JSONL file that several processes append
@@ -126,7 +128,7 @@ func (j *jsonlFile) append(data []byte) error {
 		err = cerr
 	}
 	if err == nil && created {
-		err = syncDir(filepath.Dir(j.path))
+		err = atomicfile.SyncDir(filepath.Dir(j.path))
 	}
 	return err
 }
@@ -135,51 +137,20 @@ func (j *jsonlFile) append(data []byte) error {
 // place durably (temp file, fsync, rename, directory fsync): a crash leaves
 // either the old file or the new one. The caller holds the exclusive lock
 // and refreshes afterwards.
-func (j *jsonlFile) replace(write func(w *bufio.Writer) error) (err error) {
-	dir := filepath.Dir(j.path)
+func (j *jsonlFile) replace(write func(w *bufio.Writer) error) error {
 	// Leftovers of a crashed compaction: with the lock held, no one else
-	// can be writing one.
-	old, _ := filepath.Glob(filepath.Join(dir, filepath.Base(j.path)+".tmp-*"))
-	for _, o := range old {
+	// can be writing one. (Versions before atomicfile named theirs
+	// without the leading dot.)
+	atomicfile.RemoveTemps(j.path)
+	legacy, _ := filepath.Glob(filepath.Join(filepath.Dir(j.path), filepath.Base(j.path)+".tmp-*"))
+	for _, o := range legacy {
 		_ = os.Remove(o)
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(j.path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
+	return atomicfile.Writer{}.WriteFrom(j.path, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		if err := write(w); err != nil {
+			return err
 		}
-	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	if err = write(w); err != nil {
-		return err
-	}
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), j.path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+		return w.Flush()
+	})
 }

@@ -32,6 +32,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gofrs/flock"
+
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/llm"
 )
@@ -106,7 +108,7 @@ type Memory struct {
 	now  func() time.Time
 
 	mu     sync.Mutex // guards everything below and serialises operations
-	lock   *os.File
+	lock   *flock.Flock
 	log    noteLog
 	vec    vecStore
 	closed bool
@@ -123,11 +125,7 @@ func Open(opts Options) (*Memory, error) {
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
-	lock, err := os.OpenFile(filepath.Join(opts.Dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("memory: %w", err)
-	}
-	m := &Memory{opts: opts, now: time.Now, lock: lock}
+	m := &Memory{opts: opts, now: time.Now, lock: newLock(filepath.Join(opts.Dir, "lock"))}
 	m.log = noteLog{file: newJSONL(filepath.Join(opts.Dir, logName)), warn: m.warn}
 	m.vec = vecStore{file: newJSONL(filepath.Join(opts.Dir, vecName)), warn: m.warn}
 	m.mu.Lock()
@@ -166,10 +164,10 @@ func (m *Memory) locked(excl bool, fn func() error) error {
 	if m.closed {
 		return ErrClosed
 	}
-	if err := lockFile(m.lock, excl, lockTimeout); err != nil {
+	if err := lockStore(m.lock, excl, lockTimeout); err != nil {
 		return fmt.Errorf("memory: %s: %w", m.opts.Dir, err)
 	}
-	defer unlockFile(m.lock)
+	defer m.lock.Unlock()
 	if err := m.log.refresh(); err != nil {
 		return fmt.Errorf("memory: reading %s: %w", logName, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openheim/openheim/runtime/atomicfile"
 )
 
 // A server saves a session's meta and takes and drops its lease on every
@@ -103,42 +105,16 @@ func giveSpare(dir, name string) {
 	}
 }
 
-// replacement says how replaceFile makes its change.
-type replacement struct {
-	// durable syncs the content before the rename (a crash then cannot
-	// leave an empty file behind it); syncParent also makes the rename
-	// itself survive a crash.
-	durable, syncParent bool
-}
-
-// replaceFile writes data to path by a spare file and rename, so a reader
-// sees the old content or the new, never half.
-func replaceFile(path string, data []byte, how replacement) error {
+// replaceFile writes data to path through atomicfile, with a spare for
+// its temporary file and its entry changes in line with this process's
+// others in dir (see above).
+func replaceFile(path string, data []byte, sync atomicfile.Sync) error {
 	dir := filepath.Dir(path)
-	tmp, err := takeSpare(dir)
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	if werr == nil && how.durable {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		inDir(dir, func() error { return os.Remove(tmp.Name()) })
-		return werr
-	}
-	werr = inDir(dir, func() error { return os.Rename(tmp.Name(), path) })
-	if werr != nil {
-		inDir(dir, func() error { return os.Remove(tmp.Name()) })
-		return werr
-	}
-	if !how.syncParent {
-		return nil
-	}
-	return syncDir(dir)
+	return atomicfile.Writer{
+		Sync:  sync,
+		Temp:  takeSpare,
+		InDir: func(change func() error) error { return inDir(dir, change) },
+	}.Write(path, data)
 }
 
 // removeFile removes path, keeping its file as a spare: a reader that

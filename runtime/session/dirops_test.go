@@ -1,3 +1,5 @@
+//go:build unix
+
 package session
 
 import (
@@ -9,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/openheim/openheim/runtime/atomicfile"
 )
 
 func inode(t *testing.T, path string) uint64 {
@@ -39,7 +43,7 @@ func sparesIn(t *testing.T, dir string) []string {
 func TestReplaceFileReusesInodes(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.lock")
-	if err := replaceFile(path, []byte("one"), replacement{durable: true, syncParent: true}); err != nil {
+	if err := replaceFile(path, []byte("one"), atomicfile.SyncAll); err != nil {
 		t.Fatal(err)
 	}
 	first := inode(t, path)
@@ -48,7 +52,7 @@ func TestReplaceFileReusesInodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reader.Close()
-	if err := replaceFile(path, []byte("two"), replacement{durable: true}); err != nil {
+	if err := replaceFile(path, []byte("two"), atomicfile.SyncFile); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := io.ReadAll(reader); string(got) != "one" {
@@ -74,7 +78,7 @@ func TestReplaceFileReusesInodes(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(dir, sp[0])); fi.Size() != 0 {
 		t.Errorf("a spare keeps %d bytes of old data", fi.Size())
 	}
-	if err := replaceFile(path, []byte("three"), replacement{}); err != nil {
+	if err := replaceFile(path, []byte("three"), atomicfile.SyncNone); err != nil {
 		t.Fatal(err)
 	}
 	if inode(t, path) != second {
@@ -94,7 +98,7 @@ func TestReplaceFileConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 50 {
-				if err := replaceFile(path, []byte(fmt.Sprintf("writer %d write %d", w, i)), replacement{}); err != nil {
+				if err := replaceFile(path, []byte(fmt.Sprintf("writer %d write %d", w, i)), atomicfile.SyncNone); err != nil {
 					t.Error(err)
 					return
 				}

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/openheim/openheim/runtime/atomicfile"
 )
 
 // fileLease is a Locker's lease on one session.
@@ -29,15 +33,15 @@ type fileLease struct {
 	mu  sync.Mutex
 	err error // why the lease was lost
 
-	// fenceMu makes fences one at a time: they share msgs, and one's
-	// unlock would drop the flock under another's write.
+	// fenceMu makes fences one at a time: they share fence, and one's
+	// unlock would drop the lock under another's write.
 	fenceMu  sync.Mutex
-	msgs     *os.File // the messages file, open from the first fence to Release
+	fence    *flock.Flock // the session's fence lock
 	released bool
 }
 
 func startLease(l *Locker, dir, id string, ours lease, forget func()) *fileLease {
-	fl := &fileLease{l: l, dir: dir, id: id, ours: ours, forget: forget,
+	fl := &fileLease{l: l, dir: dir, id: id, ours: ours, forget: forget, fence: lockOf(fencePath(dir, id)),
 		stop: make(chan struct{}), beatDone: make(chan struct{}), lost: make(chan struct{})}
 	go fl.heartbeat()
 	return fl
@@ -67,10 +71,10 @@ func (fl *fileLease) lose(err error) error {
 	return fl.Err()
 }
 
-// Fence implements Lease. The check and write run under an flock on the
-// session's messages file (the guard's, while it has none), which a
-// takeover waits on after writing its lease (waitOutFences): a write that
-// passed the check ends before the new holder goes on.
+// Fence implements Lease. The check and write run under the session's
+// fence lock, which a takeover also waits on after writing its lease
+// (waitOutFences): a write that passed the check ends before the new
+// holder goes on.
 func (fl *fileLease) Fence(write func() error) error {
 	if err := fl.Err(); err != nil {
 		return err
@@ -80,11 +84,10 @@ func (fl *fileLease) Fence(write func() error) error {
 	if fl.released {
 		return fmt.Errorf("session %s: the turn's lease was released", fl.id)
 	}
-	unlock, err := fl.lockSession()
-	if err != nil {
+	if err := lock(fl.fence); err != nil {
 		return fmt.Errorf("session %s: locking for the lease check: %w", fl.id, err)
 	}
-	defer unlock()
+	defer fl.fence.Unlock()
 	data, err := os.ReadFile(LockPath(fl.dir, fl.id))
 	if err := verdict(fl.id, fl.ours, data, err); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
@@ -95,25 +98,6 @@ func (fl *fileLease) Fence(write func() error) error {
 	return write()
 }
 
-// lockSession locks the messages file, kept open for the next fences (an
-// open is a third of a fence's cost); while there is none, the guard. The
-// open file stays the one takeovers lock: a live session's messages file is
-// only ever appended to (trash and purge take the lease first).
-func (fl *fileLease) lockSession() (unlock func(), err error) {
-	if fl.msgs == nil {
-		f, err := os.Open(messagesPath(fl.dir, fl.id))
-		if errors.Is(err, fs.ErrNotExist) {
-			_, unlock, err := lockGuard(filepath.Join(fl.dir, guardName))
-			return unlock, err
-		}
-		if err != nil {
-			return nil, err
-		}
-		fl.msgs = f
-	}
-	return lockFile(fl.msgs)
-}
-
 // Release implements Lease: it stops the heartbeat and removes the lease if
 // it is still ours (if someone took it over meanwhile, it is theirs now).
 func (fl *fileLease) Release() {
@@ -122,9 +106,6 @@ func (fl *fileLease) Release() {
 		<-fl.beatDone
 		fl.fenceMu.Lock()
 		fl.released = true
-		if fl.msgs != nil {
-			fl.msgs.Close()
-		}
 		fl.fenceMu.Unlock()
 		err := fl.l.ifOurs(fl.dir, fl.id, fl.ours, func(path string) error {
 			if err := removeFile(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -180,7 +161,7 @@ func (fl *fileLease) renew() (lost bool) {
 // ifOurs runs f on the lease file under the guard, only while the lease is
 // still ours; otherwise the error is a *LeaseLostError.
 func (l *Locker) ifOurs(dir, id string, ours lease, f func(path string) error) error {
-	_, unlock, err := lockGuard(filepath.Join(dir, guardName))
+	unlock, err := lockGuard(filepath.Join(dir, guardName))
 	if err != nil {
 		return err
 	}
@@ -249,27 +230,45 @@ func writeLease(path string, ls lease) error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(path, append(data, '\n'), replacement{})
+	return replaceFile(path, append(data, '\n'), atomicfile.SyncNone)
 }
 
-// epochFormat keeps the history dir's lease counter in the guard file at a
+// epochFormat keeps the history dir's lease counter (.lock-epoch) at a
 // fixed width, rewritten in place: a reader never sees it shortened.
 const epochFormat = "%020d\n"
 
 // nextEpoch hands out the history dir's next fencing token, called under
-// the guard (g is its file). floor is the epoch of the lease being
-// replaced: should the counter have been lost, no token is given twice to
-// a session. The counter is not synced: after a crash no holder is left to
-// fence, and floor covers a lease that outlived its counter.
-func nextEpoch(g *os.File, floor uint64) (uint64, error) {
+// the guard. floor is the epoch of the lease being replaced: should the
+// counter have been lost, no token is given twice to a session. The
+// counter is not synced: after a crash no holder is left to fence, and
+// floor covers a lease that outlived its counter.
+func nextEpoch(dir string, floor uint64) (uint64, error) {
+	f, err := os.OpenFile(filepath.Join(dir, epochName), os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = inDir(dir, func() (err error) {
+			f, err = os.OpenFile(filepath.Join(dir, epochName), os.O_RDWR|os.O_CREATE, 0o600)
+			return err
+		})
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
 	buf := make([]byte, len(fmt.Sprintf(epochFormat, 0)))
-	n, err := g.ReadAt(buf, 0)
+	n, err := f.ReadAt(buf, 0)
 	if err != nil && err != io.EOF {
 		return 0, err
 	}
-	last, _ := strconv.ParseUint(strings.TrimSpace(string(buf[:n])), 10, 64)
+	counter := buf[:n]
+	if n == 0 {
+		// A new counter: carry on from the one versions before gofrs/flock
+		// kept in the guard file (unreadable on Windows, where it is locked;
+		// floor covers that).
+		counter, _ = os.ReadFile(filepath.Join(dir, guardName))
+	}
+	last, _ := strconv.ParseUint(strings.TrimSpace(string(counter)), 10, 64)
 	next := max(last, floor) + 1
-	if _, err := g.WriteAt(fmt.Appendf(nil, epochFormat, next), 0); err != nil {
+	if _, err := f.WriteAt(fmt.Appendf(nil, epochFormat, next), 0); err != nil {
 		return 0, err
 	}
 	return next, nil

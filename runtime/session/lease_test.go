@@ -295,7 +295,7 @@ func TestLeaseEpochCounter(t *testing.T) {
 		last = held.Epoch()
 		held.Release()
 	}
-	os.WriteFile(dir+"/"+guardName, []byte("garbage"), 0o600)
+	os.WriteFile(dir+"/"+epochName, []byte("garbage"), 0o600)
 	writeRawLease(t, dir, lease{PID: 4242, Host: "far", AcquiredAt: time.Now().Add(-time.Hour), Epoch: 99})
 	held, err := (&Locker{Dir: dir, Warn: func(string) {}}).Acquire(lockID)
 	if err != nil {
@@ -304,5 +304,39 @@ func TestLeaseEpochCounter(t *testing.T) {
 	defer held.Release()
 	if held.Epoch() != 100 {
 		t.Fatalf("epoch %d after a lost counter and a lease of epoch 99", held.Epoch())
+	}
+}
+
+// TestFenceLocksItsOwnFile: a fence holds the lock of the session's fence
+// file, never of its data: on Windows a locked byte cannot be read through
+// another handle, and readers of the messages must never fail because a
+// turn is appending.
+func TestFenceLocksItsOwnFile(t *testing.T) {
+	s := newLeaseStore(t)
+	if err := s.Append(lockID, textMsg("x")); err != nil {
+		t.Fatal(err)
+	}
+	a, err := (&Locker{Dir: s.Dir}).Acquire(lockID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	err = a.Fence(func() error {
+		for path, wantFree := range map[string]bool{
+			fencePath(s.Dir, lockID): false,
+			s.msgsPath(lockID):       true,
+			s.metaPath(lockID):       true,
+		} {
+			fl := lockOf(path)
+			ok, err := fl.TryLock()
+			if err != nil || ok != wantFree {
+				t.Errorf("%s: lock taken %v (%v) during a fence, want %v", path, ok, err, wantFree)
+			}
+			fl.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -44,7 +44,7 @@ const (
 // session never does, so listing and loading never wait on a running turn.
 //
 // Its leases fence the FileStore in the same dir: Fence locks the session's
-// messages file, which a takeover also waits on (see Acquire).
+// fence file (<id>.fence), which a takeover also waits on (see Acquire).
 type Locker struct {
 	Dir  string // the history dir
 	Now  func() time.Time
@@ -96,11 +96,6 @@ var inProcess = struct {
 
 // LockPath is the lease file of session id in the history dir.
 func LockPath(dir, id string) string { return filepath.Join(dir, id+".lock") }
-
-// messagesPath is FileStore's messages file, which fences lock.
-func messagesPath(dir, id string) string { return filepath.Join(dir, id+".jsonl") }
-
-const guardName = ".lock-guard"
 
 func (l *Locker) now() time.Time {
 	if l.Now != nil {
@@ -178,18 +173,11 @@ func (l *Locker) Acquire(id string) (Lease, error) {
 // sees our lease, so after this no write of its can follow ours. A holder
 // stopped mid-write (SIGSTOP) is waited for until it resumes.
 func (l *Locker) waitOutFences(dir, id string) {
-	f, err := os.Open(messagesPath(dir, id))
-	if err != nil {
-		return // no messages file: its fences lock the guard, which take held
-	}
-	defer f.Close()
-	unlock, busy, err := tryLockFile(f)
-	if busy {
+	err := waitFence(fencePath(dir, id), func() {
 		l.warn(fmt.Sprintf("session %s: waiting for the previous holder's write in progress to end", id))
-		unlock, err = lockFile(f)
-	}
-	if err == nil {
-		unlock()
+	})
+	if err != nil {
+		l.warn(fmt.Sprintf("session %s: %v", id, err))
 	}
 }
 
@@ -200,7 +188,7 @@ func (l *Locker) take(dir, id string, ours *lease) (replaced bool, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, fmt.Errorf("session lock: %w", err)
 	}
-	guard, unlock, err := lockGuard(filepath.Join(dir, guardName))
+	unlock, err := lockGuard(filepath.Join(dir, guardName))
 	if err != nil {
 		return false, fmt.Errorf("session lock: %w", err)
 	}
@@ -226,7 +214,7 @@ func (l *Locker) take(dir, id string, ours *lease) (replaced bool, err error) {
 			id, old.PID, old.Host, old.AcquiredAt.Format(time.RFC3339), reason))
 		replaced = true
 	}
-	if ours.Epoch, err = nextEpoch(guard, old.Epoch); err != nil {
+	if ours.Epoch, err = nextEpoch(dir, old.Epoch); err != nil {
 		return false, fmt.Errorf("session lock: %w", err)
 	}
 	return replaced, writeLease(path, *ours)

@@ -320,7 +320,7 @@ func waitLease(t *testing.T, dir string, ok func(lease) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, unlock, err := lockGuard(filepath.Join(dir, guardName))
+		unlock, err := lockGuard(filepath.Join(dir, guardName))
 		if err != nil {
 			t.Fatal(err)
 		}

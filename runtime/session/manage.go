@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/openheim/openheim/runtime/atomicfile"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -52,11 +53,18 @@ func (s *FileStore) Trash(id string) error {
 			return fmt.Errorf("trash session %s: %w", id, err)
 		}
 	}
-	if err := syncDir(filepath.Join(s.Dir, TrashDir)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Join(s.Dir, TrashDir)); err != nil {
 		return err
 	}
-	return syncDir(s.Dir)
+	removeFence(s.Dir, id)
+	return atomicfile.SyncDir(s.Dir)
 }
+
+// removeFence removes the session's fence file, which holds nothing, once
+// the session is gone; the caller holds its lease, so a fence that still
+// runs is refused by its lease check, whichever file it locked. A fence
+// file left behind is harmless.
+func removeFence(dir, id string) { os.Remove(fencePath(dir, id)) }
 
 // Purge implements Store.
 func (s *FileStore) Purge(id string) error {
@@ -78,6 +86,7 @@ func (s *FileStore) Purge(id string) error {
 	if !found {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
+	removeFence(s.Dir, id)
 	return nil
 }
 

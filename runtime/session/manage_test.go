@@ -31,12 +31,14 @@ func TestTrash(t *testing.T) {
 	s, warns := newStore(t)
 	keep := created(t, s, user("a"))
 	gone := created(t, s, user("b"), user("c"))
-	// A lease left by a dead process must not survive the session.
+	// A lease left by a dead process must not survive the session, nor
+	// the fence file of its turns.
 	writeLease(LockPath(s.Dir, gone.ID), lease{PID: deadPID(t), Host: mustHost(t), AcquiredAt: time.Now()})
+	os.WriteFile(fencePath(s.Dir, gone.ID), nil, 0o600)
 	if err := s.Trash(gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{s.metaPath(gone.ID), s.msgsPath(gone.ID), LockPath(s.Dir, gone.ID)} {
+	for _, p := range []string{s.metaPath(gone.ID), s.msgsPath(gone.ID), LockPath(s.Dir, gone.ID), fencePath(s.Dir, gone.ID)} {
 		if exists(p) {
 			t.Errorf("%s still there", p)
 		}
@@ -96,6 +98,7 @@ func TestPurge(t *testing.T) {
 	if err := s.Trash(trashed.ID); err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(fencePath(s.Dir, live.ID), nil, 0o600) // its turns' fence file
 	for _, id := range []string{live.ID, trashed.ID} {
 		if err := s.Purge(id); err != nil {
 			t.Fatalf("purge %s: %v", id, err)

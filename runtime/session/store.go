@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/atomicfile"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -178,7 +179,11 @@ func (s *FileStore) writeMeta(meta Meta, isNew bool) error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(s.metaPath(meta.ID), append(data, '\n'), replacement{durable: true, syncParent: isNew})
+	sync := atomicfile.SyncFile
+	if isNew {
+		sync = atomicfile.SyncAll
+	}
+	return replaceFile(s.metaPath(meta.ID), append(data, '\n'), sync)
 }
 
 // Append implements Store.
@@ -295,16 +300,6 @@ func Latest(s Store, cwd string) (*Meta, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: no session in %s", ErrNotFound, cwd)
-}
-
-// syncDir makes a rename or a new file in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // LoadMessage returns message n (0-based) of a session, decoding only that

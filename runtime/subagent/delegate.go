@@ -18,10 +18,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/uuid"
-
 	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/ids"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/tools"
@@ -252,7 +251,7 @@ func (t *tool) callPrefix(ctx context.Context) string {
 			return id
 		}
 	}
-	return "delegate-" + uuid.NewString()[:8]
+	return ids.NewN("delegate-", 4)
 }
 
 // permit passes the subagent's calls to the parent's gate under the ids

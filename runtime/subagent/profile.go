@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -24,14 +25,16 @@ import (
 //	---
 //	You are a careful code reader. Cite file:line for every claim.
 //
-// The front matter is a small YAML subset: `key: value` lines, values plain,
-// "double-quoted" (Go/JSON escapes) or 'single-quoted', a plain value's
-// " # comment" dropped as in YAML; tools as [a, b], as "- item" lines under
-// `tools:`, or comma-separated. Block scalars (| and >) are not supported.
-// Profiles of the Rust openheim, with TOML front matter between +++ lines,
-// load too. A file without front matter is all system prompt. Every field
-// is optional: Model and Provider "" mean the parent's, Tools nil the
-// parent's tools (an empty list: none), MaxIterations 0 the parent's cap.
+// The front matter is YAML (see frontmatter.go), one `key: value` per line:
+// values plain, "double-quoted" or 'single-quoted', a " # comment" dropped;
+// tools as [a, b], as "- item" lines under `tools:`, or comma-separated.
+// Block scalars (| and >) are not supported. A plain value that YAML
+// itself refuses (one holding ": ", as files written for other tools do) is
+// read as the text it is. Profiles of the Rust openheim, with TOML front
+// matter between +++ lines, load too. A file without front matter is all
+// system prompt. Every field is optional: Model and Provider "" mean the
+// parent's, Tools nil the parent's tools (an empty list: none),
+// MaxIterations 0 the parent's cap.
 type Profile struct {
 	Name, Description, Model, Provider string
 	Tools                              []string
@@ -42,54 +45,75 @@ type Profile struct {
 	ACPAgent string
 }
 
-var (
-	validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	validKey  = regexp.MustCompile(`^[a-z_]+$`)
-)
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // LoadProfiles reads every <name>.md in dir (<home>/agents). A missing dir
 // holds no profiles. Hidden files and other extensions are ignored. A name
 // outside [A-Za-z0-9_-], a symlink leading out of dir and malformed front
-// matter are errors naming the file (and line).
+// matter are errors naming the file (and line): the first, by file name.
 func LoadProfiles(dir string) (map[string]Profile, error) {
-	profiles := map[string]Profile{}
+	profiles, bad, err := ReadProfiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, bad[slices.Min(slices.Collect(maps.Keys(bad)))]
+	}
+	return profiles, nil
+}
+
+// ReadProfiles is LoadProfiles that keeps going past a bad file: bad holds
+// each bad file's error, by file name. err is for dir itself.
+func ReadProfiles(dir string) (profiles map[string]Profile, bad map[string]error, err error) {
+	profiles, bad = map[string]Profile{}, map[string]error{}
 	root, err := os.OpenRoot(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return profiles, nil
+		return profiles, bad, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("subagent profiles: %w", err)
+		return nil, nil, fmt.Errorf("subagent profiles: %w", err)
 	}
 	defer root.Close()
 	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
-		return nil, fmt.Errorf("subagent profiles: %w", err)
+		return nil, nil, fmt.Errorf("subagent profiles: %w", err)
 	}
 	for _, e := range entries {
 		file := e.Name()
 		if strings.HasPrefix(file, ".") || !strings.HasSuffix(file, ".md") {
 			continue
 		}
-		path := filepath.Join(dir, file)
-		name := strings.TrimSuffix(file, ".md")
-		if !validName.MatchString(name) {
-			return nil, fmt.Errorf("%s: invalid subagent name %q: use only letters, digits, '-' and '_'", path, name)
-		}
-		// The root refuses symlinks that lead outside dir.
-		data, err := root.ReadFile(file)
+		p, err := readProfile(root, dir, e)
 		if err != nil {
-			if e.Type()&fs.ModeSymlink != 0 {
-				return nil, fmt.Errorf("%s: a symlink must point to a file inside %s: %w", path, dir, err)
-			}
-			return nil, fmt.Errorf("%s: %w", path, err)
+			bad[file] = err
+			continue
 		}
-		p, err := parseProfile(name, string(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s:%w", path, err)
-		}
-		profiles[name] = p
+		profiles[p.Name] = p
 	}
-	return profiles, nil
+	return profiles, bad, nil
+}
+
+// readProfile reads one profile file through root, which refuses symlinks
+// that lead outside dir.
+func readProfile(root *os.Root, dir string, e fs.DirEntry) (Profile, error) {
+	file := e.Name()
+	path := filepath.Join(dir, file)
+	name := strings.TrimSuffix(file, ".md")
+	if !validName.MatchString(name) {
+		return Profile{}, fmt.Errorf("%s: invalid subagent name %q: use only letters, digits, '-' and '_'", path, name)
+	}
+	data, err := root.ReadFile(file)
+	if err != nil {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return Profile{}, fmt.Errorf("%s: a symlink must point to a file inside %s: %w", path, dir, err)
+		}
+		return Profile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	p, err := parseProfile(name, string(data))
+	if err != nil {
+		return Profile{}, fmt.Errorf("%s:%w", path, err)
+	}
+	return p, nil
 }
 
 // lineError is a mistake at a line of the file; it prints as "N: what".
@@ -131,137 +155,6 @@ func parseProfile(name, text string) (Profile, error) {
 	}
 	p.System = strings.TrimSpace(strings.Join(lines[end+1:], "\n"))
 	return p, err
-}
-
-// parseYAML reads the front matter lines; lines[0] is line 2 of the file.
-func parseYAML(p *Profile, lines []string) error {
-	seen := map[string]bool{}
-	for i := 0; i < len(lines); i++ {
-		ln, raw := i+2, lines[i]
-		s := strings.TrimSpace(raw)
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		key, val, ok := strings.Cut(s, ":")
-		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
-		if !ok || !validKey.MatchString(key) || raw[0] == ' ' || raw[0] == '\t' {
-			return errAt(ln, "expected `key: value`, got %q", s)
-		}
-		if seen[key] {
-			return errAt(ln, "%s is set twice", key)
-		}
-		seen[key] = true
-		if key == "tools" && (val == "" || strings.HasPrefix(val, "#")) {
-			// A block list: "- item" lines follow (or none: the parent's tools).
-			for i+1 < len(lines) {
-				t := strings.TrimSpace(lines[i+1])
-				if t != "-" && !strings.HasPrefix(t, "- ") {
-					break
-				}
-				i++
-				item, err := scalar(strings.TrimSpace(t[1:]))
-				if err != nil || item == "" {
-					return errAt(i+2, "expected a tool name after '-', got %q", t)
-				}
-				p.Tools = append(p.Tools, item)
-			}
-			continue
-		}
-		if err := setField(p, key, val); err != nil {
-			return errAt(ln, "%s: %v", key, err)
-		}
-	}
-	return nil
-}
-
-func setField(p *Profile, key, val string) error {
-	if key == "tools" {
-		list, err := toolList(val)
-		p.Tools = list
-		return err
-	}
-	s, err := scalar(val)
-	if err != nil {
-		return err
-	}
-	switch key {
-	case "name":
-		// Tolerated for files written for other tools; the file name rules.
-		if s != p.Name {
-			return fmt.Errorf("%q differs from the file name %q", s, p.Name)
-		}
-	case "description":
-		p.Description = s
-	case "model":
-		p.Model = s
-	case "provider":
-		p.Provider = s
-	case "acp_agent":
-		p.ACPAgent = s
-	case "max_iterations":
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return fmt.Errorf("want a positive integer, got %q", s)
-		}
-		p.MaxIterations = n
-	default:
-		return errors.New("unknown key (known: description, model, provider, tools, max_iterations, acp_agent)")
-	}
-	return nil
-}
-
-// scalar decodes one YAML-ish value.
-func scalar(v string) (string, error) {
-	switch {
-	case v == "":
-		return "", nil
-	case v[0] == '"':
-		s, err := strconv.Unquote(v)
-		if err != nil {
-			return "", fmt.Errorf("bad double-quoted value %s", v)
-		}
-		return s, nil
-	case v[0] == '\'':
-		if len(v) < 2 || v[len(v)-1] != '\'' || strings.Contains(strings.ReplaceAll(v[1:len(v)-1], "''", ""), "'") {
-			return "", fmt.Errorf("bad single-quoted value %s", v)
-		}
-		return strings.ReplaceAll(v[1:len(v)-1], "''", "'"), nil
-	case strings.ContainsAny(v[:1], "|>"):
-		return "", errors.New("block scalars (| and >) are not supported: write the value on one line")
-	case strings.ContainsAny(v[:1], "[]{}&*!%@`"):
-		return "", fmt.Errorf("quote a value starting with %q", v[:1])
-	}
-	if i := strings.Index(v, " #"); i >= 0 {
-		v = strings.TrimSpace(v[:i])
-	}
-	return v, nil
-}
-
-// toolList reads [a, b] or a comma-separated list.
-func toolList(v string) ([]string, error) {
-	if strings.HasPrefix(v, "[") {
-		if !strings.HasSuffix(v, "]") {
-			return nil, errors.New("a [list] must close on the same line")
-		}
-		v = v[1 : len(v)-1]
-	} else if i := strings.Index(v, " #"); i >= 0 {
-		v = v[:i]
-	}
-	out := []string{}
-	if strings.TrimSpace(v) == "" {
-		return out, nil
-	}
-	for _, item := range strings.Split(v, ",") {
-		s, err := scalar(strings.TrimSpace(item))
-		if err != nil {
-			return nil, err
-		}
-		if s == "" {
-			return nil, fmt.Errorf("empty tool name in %q", v)
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }
 
 // parseTOML reads +++ front matter (the Rust openheim's profile format).

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openheim/openheim/index/sessions"
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/session"
 )
 
@@ -212,18 +212,18 @@ func (a *Agent) list(r acp.ListSessionsRequest) (any, error) {
 	return resp, nil
 }
 
-func (a *Agent) listAll(cwd string) ([]sessions.Session, error) {
+func (a *Agent) listAll(cwd string) ([]history.Session, error) {
 	if a.Catalog != nil {
-		return a.Catalog.List(sessions.Filter{Cwd: cwd})
+		return a.Catalog.List(history.Filter{Cwd: cwd})
 	}
 	metas, err := a.Engine.Store.List()
 	if err != nil {
 		return nil, err
 	}
-	var out []sessions.Session
+	var out []history.Session
 	for _, m := range metas {
 		if cwd == "" || deref(m.Cwd) == cwd {
-			out = append(out, sessions.Session{ID: m.ID, Title: deref(m.Title), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt})
+			out = append(out, history.Session{ID: m.ID, Title: deref(m.Title), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt})
 		}
 	}
 	return out, nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/openheim/openheim/runtime/atomicfile"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/redact"
@@ -78,9 +79,5 @@ func (r *Recorder) save() error {
 	if err != nil {
 		return err
 	}
-	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, append(r.red.Bytes(data), '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.path)
+	return atomicfile.Write(r.path, append(r.red.Bytes(data), '\n'), 0o600)
 }
