@@ -73,6 +73,34 @@ type ToolCallInfo struct {
 	RawInput  json.RawMessage // the arguments object (tool_call)
 	RawOutput json.RawMessage // the result (final tool_call_update)
 	Duration  time.Duration   // final update: how long the tool ran
+	// Content is what the call produced or will change, as ACP's
+	// ToolCallContent (text or image blocks, diffs, terminals); in an
+	// update, non-nil replaces the whole list.
+	Content []ToolContent
+	// Locations are the files the call touches (ACP ToolCallLocation); in
+	// an update, non-nil replaces the whole list.
+	Locations []Location
+}
+
+// ToolContent is one item of a tool call's content: exactly one of Block,
+// Diff and TerminalID is set.
+type ToolContent struct {
+	Block      *message.Block // ACP {"type":"content","content":{...}}
+	Diff       *Diff          // ACP {"type":"diff",...}
+	TerminalID string         // ACP {"type":"terminal","terminalId"}
+}
+
+// Diff is a change to one file: OldText nil means the file is new.
+type Diff struct {
+	Path    string // absolute
+	OldText *string
+	NewText string
+}
+
+// Location is a file a tool call touches, and the line when known (1-based).
+type Location struct {
+	Path string
+	Line *int
 }
 
 // ContextUsage is how full the context window is after a model call.
