@@ -15,7 +15,6 @@ import (
 
 	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/protocol/ndjson"
-	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
@@ -188,20 +187,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	}
 	meta, end, err := runner.Prompt(ctx, engine.Request{
 		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
-		Input: input, Sink: queue, Record: opts.Record, Asker: asker, Skills: opts.Skills,
-		Started: func(m session.Meta) {
-			if enc != nil {
-				enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),
-					Provider: deref(m.Provider), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt.Format(time.RFC3339Nano)})
-				if servers != nil { // the turn waited for them: their status is final
-					for _, st := range servers.Status() {
-						if st.Error != nil {
-							enc.MCPServerFailed(m.ID, st)
-						}
-					}
-				}
-			}
-		},
+		Input: input, Sink: queue, Record: opts.Record, Gate: engine.Asking(asker), Skills: opts.Skills,
 	})
 	queue.Close()
 	if err != nil {
@@ -297,22 +283,22 @@ func resolveSession(env *sessionsEnv, cmd, ref string, cont, fork bool, workDir 
 // outcome maps how the turn ended to an exit code and a one-line reason.
 func outcome(ctx context.Context, end event.End, sig os.Signal) (int, string) {
 	switch {
-	case end.StopReason == agent.StopCancelled && errors.Is(context.Cause(ctx), errTimeout):
+	case end.StopReason == event.StopCancelled && errors.Is(context.Cause(ctx), errTimeout):
 		return ExitTimeout, "the turn was cancelled: --timeout expired"
-	case end.StopReason == agent.StopCancelled && sig != nil:
+	case end.StopReason == event.StopCancelled && sig != nil:
 		n := 2
 		if s, ok := sig.(syscall.Signal); ok {
 			n = int(s)
 		}
 		return 128 + n, fmt.Sprintf("the turn was cancelled by %v", sig)
-	case end.StopReason == agent.StopCancelled:
+	case end.StopReason == event.StopCancelled:
 		return ExitInterrupt, "the turn was cancelled"
 	case end.Err != nil:
 		return ExitFailure, end.Err.Error()
-	case end.StopReason == agent.StopMaxTurnRequests:
+	case end.StopReason == event.StopMaxTurnRequests:
 		return ExitStopped, fmt.Sprintf("the turn stopped early: max_turn_requests (%d model calls)", end.Iterations)
-	case end.StopReason == agent.StopMaxTokens || end.StopReason == agent.StopRefusal:
-		return ExitStopped, "the turn stopped early: " + end.StopReason
+	case end.StopReason == event.StopMaxTokens || end.StopReason == event.StopRefusal:
+		return ExitStopped, "the turn stopped early: " + string(end.StopReason)
 	}
 	return ExitOK, ""
 }

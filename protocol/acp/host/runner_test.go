@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -46,7 +46,7 @@ func TestRunnerKillsAgentIgnoringCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end.StopReason != acp.StopCancelled || time.Since(start) > 8*time.Second {
+	if end.StopReason != event.StopCancelled || time.Since(start) > 8*time.Second {
 		t.Fatalf("end %+v after %v", end, time.Since(start))
 	}
 	conv, err := store.Load(meta.ID)
