@@ -84,3 +84,31 @@ func TestEncoderRedacts(t *testing.T) {
 		}
 	}
 }
+
+// TestEncoderHeaderPerTurn: the first session_info_update of each turn is
+// its header (a chat script runs several turns through one encoder); one
+// later in the turn (an external agent renaming its session) is an update
+// like any other.
+func TestEncoderHeaderPerTurn(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	info := func(title string) event.Event {
+		return event.Event{SessionID: "s1", Kind: event.SessionInfoUpdate, Info: &event.SessionInfo{Title: title, UpdatedAt: at, Model: "m"}}
+	}
+	enc.Emit(info("one"))
+	enc.Emit(info("renamed"))
+	enc.Finish("s1", event.End{StopReason: event.StopEndTurn}, 0, "")
+	enc.Emit(info("two"))
+	enc.Finish("s1", event.End{StopReason: event.StopRefusal}, 3, "the turn stopped early: refusal")
+	want := []string{
+		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","title":"one","updatedAt":"2026-01-01T00:00:00Z","_meta":{"cwd":"","model":"m","provider":"","schema":1}}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","title":"renamed","updatedAt":"2026-01-01T00:00:00Z"}}`,
+		`{"sessionId":"s1","stopReason":"end_turn","usage":{"totalTokens":0,"inputTokens":0,"outputTokens":0},"_meta":{"durationMs":0,"exitCode":0,"iterations":0}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","title":"two","updatedAt":"2026-01-01T00:00:00Z","_meta":{"cwd":"","model":"m","provider":"","schema":1}}}`,
+		`{"sessionId":"s1","stopReason":"refusal","usage":{"totalTokens":0,"inputTokens":0,"outputTokens":0},"_meta":{"durationMs":0,"error":"the turn stopped early: refusal","exitCode":3,"iterations":0}}`,
+	}
+	if got := strings.Split(strings.TrimSpace(buf.String()), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,10 +43,20 @@ func TestRunnerKillsAgentIgnoringCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("hello?")}})
+	var mu sync.Mutex
+	var evs []event.Event
+	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("hello?")},
+		Sink: event.SinkFunc(func(ev event.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() })})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	// The stream opens with the session, as the engine's turns do.
+	if len(evs) == 0 || evs[0].Kind != event.SessionInfoUpdate || evs[0].SessionID != meta.ID ||
+		*evs[0].Info != (event.SessionInfo{Title: "hello?", UpdatedAt: meta.CreatedAt, Model: "deaf", Provider: "acp", Cwd: dir}) {
+		t.Errorf("first event: %+v", evs)
+	}
+	mu.Unlock()
 	if end.StopReason != event.StopCancelled || time.Since(start) > 8*time.Second {
 		t.Fatalf("end %+v after %v", end, time.Since(start))
 	}
