@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/openheim/openheim/commands/tui"
-	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/event"
 )
 
@@ -174,7 +173,7 @@ func (r *chatRenderer) finish(end event.End, why string) {
 	r.endThinking()
 	r.closeAnswer()
 	switch {
-	case end.StopReason == agent.StopCancelled:
+	case end.StopReason == event.StopCancelled:
 		fmt.Fprintln(r.w, r.style.Fail("⏹ cancelled")+r.style.Dim(" · what was done is kept in the session"))
 	case why != "":
 		fmt.Fprintln(r.w, r.style.Fail("✗ "+why))

@@ -233,7 +233,7 @@ func (r *repl) turn(ctx context.Context, text string) {
 	asker := &replAsker{r: r, render: render, queue: queue}
 	defer hideTyping(c.ios.In)()
 	render.begin()
-	_, end, err := c.turn(turnCtx, []message.Block{message.Text(text)}, queue, asker, nil)
+	_, end, err := c.turn(turnCtx, []message.Block{message.Text(text)}, queue, asker)
 	queue.Close()
 	if err != nil {
 		render.pause()

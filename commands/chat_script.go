@@ -12,10 +12,8 @@ import (
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
-	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
-	"github.com/openheim/openheim/runtime/session"
 )
 
 // scriptItem is one step of a chat script: a prompt or a slash command.
@@ -181,7 +179,14 @@ func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encode
 	var sink event.Sink
 	var text *textRenderer
 	if enc != nil {
-		sink = enc
+		// As prompt does, the failed MCP servers are told once, by the
+		// first turn that starts.
+		reported := c.mcpReported
+		sink = event.SinkFunc(func(ev event.Event) {
+			if ev.Kind != event.MCPServerFailed || !reported {
+				enc.Emit(ev)
+			}
+		})
 	} else {
 		text = newTextRenderer(c.ios)
 		sink = text
@@ -191,17 +196,9 @@ func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encode
 	if c.denyAsk {
 		asker = permission.DenyAsker
 	}
-	meta, end, err := c.turn(ctx, []message.Block{message.Text(it.text)}, queue, asker, func(m session.Meta) {
-		if enc == nil {
-			return
-		}
-		var servers *mcp.Manager
-		if !c.mcpReported { // as prompt does, once: their status is final now
-			servers, c.mcpReported = c.servers, c.servers != nil
-		}
-		startNDJSON(enc, m, servers)
-	})
+	meta, end, err := c.turn(ctx, []message.Block{message.Text(it.text)}, queue, asker)
 	queue.Close()
+	c.mcpReported = c.mcpReported || err == nil
 	if err != nil {
 		var ue *engine.UsageError
 		if errors.As(err, &ue) {

@@ -56,7 +56,7 @@ type chat struct {
 
 // turn runs one prompt in the current session (creating it on the first
 // turn) and remembers what /usage and the next turn need.
-func (c *chat) turn(ctx context.Context, input []message.Block, sink event.Sink, asker permission.Asker, started func(session.Meta)) (session.Meta, event.End, error) {
+func (c *chat) turn(ctx context.Context, input []message.Block, sink event.Sink, asker permission.Asker) (session.Meta, event.End, error) {
 	counting := event.SinkFunc(func(e event.Event) {
 		if e.Kind == event.UsageUpdate && e.Usage != nil {
 			c.calls++
@@ -67,7 +67,7 @@ func (c *chat) turn(ctx context.Context, input []message.Block, sink event.Sink,
 	})
 	meta, end, err := c.runner.Prompt(ctx, engine.Request{
 		SessionID: c.sessionID, Provider: c.provider, Model: c.model, Input: input,
-		Sink: counting, Asker: asker, ReadOnly: c.readOnly, Skills: c.skills, Started: started,
+		Sink: counting, Gate: engine.Asking(asker), Filter: engine.ToolFilter{ReadOnly: c.readOnly}, Skills: c.skills,
 	})
 	if err != nil {
 		return meta, end, err

@@ -168,15 +168,14 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	defer release()
 	runner, closeRunner := turnRunner(rt.Engine, opts.Agent)
 	defer closeRunner()
-	out := newTurnOutput(opts.IO, opts.JSON, rt.Servers)
+	out := newTurnOutput(opts.IO, opts.JSON)
 	var asker permission.Asker
 	if opts.DenyAsk {
 		asker = permission.DenyAsker
 	}
 	meta, end, err := runner.Prompt(ctx, engine.Request{
 		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
-		Input: input, Sink: out.queue, Record: opts.Record, Asker: asker, Skills: opts.Skills,
-		Started: out.started,
+		Input: input, Sink: out.queue, Record: opts.Record, Gate: engine.Asking(asker), Skills: opts.Skills,
 	})
 	out.queue.Close()
 	if err != nil {

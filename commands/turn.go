@@ -10,12 +10,10 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/ndjson"
-	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
-	"github.com/openheim/openheim/runtime/mcp"
 	"github.com/openheim/openheim/runtime/session"
 )
 
@@ -25,14 +23,13 @@ import (
 // renderer, behind a queue that keeps a slow stdout reader from stalling
 // the turn.
 type turnOutput struct {
-	enc     *ndjson.Encoder
-	text    *textRenderer
-	queue   *event.Queue
-	servers *mcp.Manager // whose failures the NDJSON reports; nil: none
+	enc   *ndjson.Encoder
+	text  *textRenderer
+	queue *event.Queue
 }
 
-func newTurnOutput(ios *IOStreams, asJSON bool, servers *mcp.Manager) *turnOutput {
-	o := &turnOutput{servers: servers}
+func newTurnOutput(ios *IOStreams, asJSON bool) *turnOutput {
+	o := &turnOutput{}
 	if asJSON {
 		o.enc = ndjson.NewEncoder(ios.Out).WithRedactor(ios.Redactor())
 		o.queue = event.NewQueue(o.enc, 4096)
@@ -43,15 +40,6 @@ func newTurnOutput(ios *IOStreams, asJSON bool, servers *mcp.Manager) *turnOutpu
 	return o
 }
 
-// started begins the NDJSON with the session's info and, the turn having
-// waited for them, the MCP servers that failed.
-func (o *turnOutput) started(m session.Meta) {
-	if o.enc == nil {
-		return
-	}
-	startNDJSON(o.enc, m, o.servers)
-}
-
 // finish ends the output of a turn that ran: the NDJSON result line, or
 // the text's last line break.
 func (o *turnOutput) finish(id string, end event.End, code int, why string) {
@@ -59,21 +47,6 @@ func (o *turnOutput) finish(id string, end event.End, code int, why string) {
 		o.enc.Finish(id, end, code, why)
 	} else {
 		o.text.finish()
-	}
-}
-
-// startNDJSON writes a turn's first NDJSON lines: the session's info, then
-// one line per MCP server of servers (nil: none) that failed.
-func startNDJSON(enc *ndjson.Encoder, m session.Meta, servers *mcp.Manager) {
-	enc.Start(ndjson.SessionInfo{SessionID: m.ID, Title: deref(m.Title), Model: deref(m.Model),
-		Provider: deref(m.Provider), Cwd: deref(m.Cwd), UpdatedAt: m.UpdatedAt.Format(time.RFC3339Nano)})
-	if servers == nil {
-		return
-	}
-	for _, st := range servers.Status() {
-		if st.Error != nil {
-			enc.MCPServerFailed(m.ID, st)
-		}
 	}
 }
 
@@ -143,22 +116,22 @@ func resolveSession(s *Sessions, cmd, ref string, cont, fork bool, workDir strin
 // outcome maps how the turn ended to an exit code and a one-line reason.
 func outcome(ctx context.Context, end event.End, sig os.Signal) (int, string) {
 	switch {
-	case end.StopReason == agent.StopCancelled && errors.Is(context.Cause(ctx), errTimeout):
+	case end.StopReason == event.StopCancelled && errors.Is(context.Cause(ctx), errTimeout):
 		return ExitTimeout, "the turn was cancelled: --timeout expired"
-	case end.StopReason == agent.StopCancelled && sig != nil:
+	case end.StopReason == event.StopCancelled && sig != nil:
 		n := 2
 		if s, ok := sig.(syscall.Signal); ok {
 			n = int(s)
 		}
 		return 128 + n, fmt.Sprintf("the turn was cancelled by %v", sig)
-	case end.StopReason == agent.StopCancelled:
+	case end.StopReason == event.StopCancelled:
 		return ExitInterrupt, "the turn was cancelled"
 	case end.Err != nil:
 		return ExitFailure, end.Err.Error()
-	case end.StopReason == agent.StopMaxTurnRequests:
+	case end.StopReason == event.StopMaxTurnRequests:
 		return ExitStopped, fmt.Sprintf("the turn stopped early: max_turn_requests (%d model calls)", end.Iterations)
-	case end.StopReason == agent.StopMaxTokens || end.StopReason == agent.StopRefusal:
-		return ExitStopped, "the turn stopped early: " + end.StopReason
+	case end.StopReason == event.StopMaxTokens || end.StopReason == event.StopRefusal:
+		return ExitStopped, "the turn stopped early: " + string(end.StopReason)
 	}
 	return ExitOK, ""
 }

@@ -3,6 +3,8 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/openheim/openheim/runtime/event"
 )
 
 // ProtocolVersion is the ACP version this package speaks.
@@ -142,15 +144,6 @@ func (r InitializeResponse) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(r))
 }
 
-// Stop reasons of a prompt turn.
-const (
-	StopEndTurn         = "end_turn"
-	StopMaxTokens       = "max_tokens"
-	StopMaxTurnRequests = "max_turn_requests"
-	StopRefusal         = "refusal"
-	StopCancelled       = "cancelled"
-)
-
 // PromptRequest is the params of session/prompt.
 type PromptRequest struct {
 	SessionID string         `json:"sessionId"`
@@ -180,11 +173,12 @@ func (b ContentBlock) DecodeResource() (EmbeddedResource, error) {
 	return r, err
 }
 
-// PromptResponse is the result of session/prompt.
+// PromptResponse is the result of session/prompt. Its stop reasons are
+// the event stream's (event.StopEndTurn, ...), which are ACP's.
 type PromptResponse struct {
-	StopReason string         `json:"stopReason"`
-	Usage      *Usage         `json:"usage,omitempty"`
-	Meta       map[string]any `json:"_meta,omitempty"`
+	StopReason event.StopReason `json:"stopReason"`
+	Usage      *Usage           `json:"usage,omitempty"`
+	Meta       map[string]any   `json:"_meta,omitempty"`
 }
 
 // Permission option kinds.

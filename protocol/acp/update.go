@@ -127,6 +127,14 @@ func UpdateFromEvent(e event.Event) (u SessionUpdate, ok bool) {
 		// strict clients happy while telling the reader what happened.
 		return SessionUpdate{SessionUpdate: string(event.SessionInfoUpdate),
 			Meta: map[string]any{"openheim": map[string]any{"droppedEvents": e.Count}}}, true
+	case event.MCPServerFailed:
+		// Nor for an MCP server's status: the same kind of info update,
+		// carrying seed 000's McpServerStatus.
+		if e.Server == nil {
+			return SessionUpdate{}, false
+		}
+		return SessionUpdate{SessionUpdate: string(event.SessionInfoUpdate),
+			Meta: map[string]any{"openheim": map[string]any{"mcpServerFailed": e.Server}}}, true
 	}
 	return SessionUpdate{}, false
 }

@@ -11,6 +11,7 @@ import (
 
 func TestUpdateFromEvent(t *testing.T) {
 	img := message.Block{Type: message.TypeImage, Data: "AA==", MimeType: "image/png"}
+	cmd, why := "gh-mcp", "exit 1"
 	cases := []struct {
 		ev   event.Event
 		want string
@@ -24,6 +25,12 @@ func TestUpdateFromEvent(t *testing.T) {
 		{event.Event{Kind: event.SessionInfoUpdate, Info: &event.SessionInfo{Title: "T", UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
 			`{"sessionUpdate":"session_info_update","title":"T","updatedAt":"2026-01-02T03:04:05Z"}`},
 		{event.Event{Kind: event.Dropped, Count: 3}, `{"sessionUpdate":"session_info_update","_meta":{"openheim":{"droppedEvents":3}}}`},
+		{event.Event{Kind: event.MCPServerFailed, Server: &event.MCPServerStatus{Name: "gh", Transport: "stdio", Command: &cmd, Error: &why}},
+			`{"sessionUpdate":"session_info_update","_meta":{"openheim":{"mcpServerFailed":{"name":"gh","transport":"stdio","command":"gh-mcp","url":null,"connected":false,"tool_count":0,"error":"exit 1"}}}}`},
+		// The turn's opening info is ACP's title and time; model, provider
+		// and cwd are the NDJSON header's.
+		{event.Event{Kind: event.SessionInfoUpdate, Info: &event.SessionInfo{Title: "T", Model: "m", Provider: "p", Cwd: "/w"}},
+			`{"sessionUpdate":"session_info_update","title":"T"}`},
 	}
 	for _, c := range cases {
 		u, ok := UpdateFromEvent(c.ev)

@@ -1,6 +1,8 @@
 // Package ndjson encodes a turn's event stream as the NDJSON of
-// `openheim prompt --json` (DESIGN.md §3): a session info line, every
-// session/update as {sessionId, update}, and the prompt result last.
+// `openheim prompt --json` (DESIGN.md §3): the turn's opening session info
+// as the header line, every session/update as {sessionId, update}, and the
+// prompt result last. It only adapts the stream: every line but the last
+// is an event.
 package ndjson
 
 import (
@@ -18,22 +20,12 @@ import (
 // Schema is the version of the NDJSON format; bumped only on breaking change.
 const Schema = 1
 
-// SessionInfo is what the first line says about the session.
-type SessionInfo struct {
-	SessionID string
-	Title     string
-	Model     string
-	Provider  string
-	Cwd       string
-	UpdatedAt string
-}
-
 // Result is the last line: the prompt result.
 type Result struct {
-	SessionID  string         `json:"sessionId"`
-	StopReason string         `json:"stopReason"`
-	Usage      acp.Usage      `json:"usage"`
-	Meta       map[string]any `json:"_meta"`
+	SessionID  string           `json:"sessionId"`
+	StopReason event.StopReason `json:"stopReason"`
+	Usage      acp.Usage        `json:"usage"`
+	Meta       map[string]any   `json:"_meta"`
 }
 
 // Encoder writes one JSON object per line and flushes after each, so a
@@ -44,6 +36,9 @@ type Encoder struct {
 	red *redact.Redactor
 	buf bytes.Buffer
 	err error
+	// opened: the turn's header is written; the next session info opens
+	// the next turn only after Finish.
+	opened bool
 }
 
 // NewEncoder returns an encoder writing to w.
@@ -88,33 +83,34 @@ func (e *Encoder) line(v any) {
 	e.err = err
 }
 
-// Start writes the first line.
-func (e *Encoder) Start(s SessionInfo) {
-	title := s.Title
-	u := acp.SessionUpdate{SessionUpdate: string(event.SessionInfoUpdate), Title: &title,
-		Meta: map[string]any{"schema": Schema, "model": s.Model, "provider": s.Provider, "cwd": s.Cwd}}
-	if s.UpdatedAt != "" {
-		u.UpdatedAt = &s.UpdatedAt
-	}
-	e.line(acp.SessionNotification{SessionID: s.SessionID, Update: u})
-}
-
-// MCPServerFailed writes a session_info_update telling that an MCP server
-// could not be connected (its tools are left out of the turn):
-// _meta.openheim.mcpServerFailed carries its status (seed 000's
-// McpServerStatus). Written right after the first line, once per server.
-func (e *Encoder) MCPServerFailed(sessionID string, status any) {
-	u := acp.SessionUpdate{SessionUpdate: string(event.SessionInfoUpdate),
-		Meta: map[string]any{"openheim": map[string]any{"mcpServerFailed": status}}}
-	e.line(acp.SessionNotification{SessionID: sessionID, Update: u})
-}
-
-// Emit implements event.Sink: session updates become lines; the turn's end
-// is written by Finish, which knows the exit code.
+// Emit implements event.Sink: session updates become lines. The first
+// session_info_update of a turn (the engine opens every turn with one) is
+// the header: its title and time, and in _meta the schema, model, provider
+// and cwd. The turn's end is written by Finish, which knows the exit code.
 func (e *Encoder) Emit(ev event.Event) {
+	if ev.Kind == event.SessionInfoUpdate && ev.Info != nil && e.open() {
+		e.header(ev.SessionID, ev.Info)
+		return
+	}
 	if u, ok := acp.UpdateFromEvent(ev); ok {
 		e.line(acp.SessionNotification{SessionID: ev.SessionID, Update: u})
 	}
+}
+
+// open reports whether the next line is a turn's header, and makes it so.
+func (e *Encoder) open() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	first := !e.opened
+	e.opened = true
+	return first
+}
+
+func (e *Encoder) header(sessionID string, info *event.SessionInfo) {
+	title, at := info.Title, acp.Timestamp(info.UpdatedAt)
+	u := acp.SessionUpdate{SessionUpdate: string(event.SessionInfoUpdate), Title: &title, UpdatedAt: &at,
+		Meta: map[string]any{"schema": Schema, "model": info.Model, "provider": info.Provider, "cwd": info.Cwd}}
+	e.line(acp.SessionNotification{SessionID: sessionID, Update: u})
 }
 
 // Finish writes the last line.
@@ -124,4 +120,7 @@ func (e *Encoder) Finish(sessionID string, end event.End, exitCode int, errMsg s
 		meta["error"] = errMsg
 	}
 	e.line(Result{SessionID: sessionID, StopReason: end.StopReason, Usage: acp.UsageFrom(end.Usage), Meta: meta})
+	e.mu.Lock()
+	e.opened = false
+	e.mu.Unlock()
 }

@@ -14,9 +14,12 @@ import (
 )
 
 func TestEncoderLines(t *testing.T) {
+	why := "exit 1"
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf)
-	enc.Start(SessionInfo{SessionID: "s1", Title: "t", Model: "m", Provider: "p", Cwd: "/w", UpdatedAt: "2026-01-01T00:00:00Z"})
+	enc.Emit(event.Event{SessionID: "s1", Kind: event.SessionInfoUpdate, Info: &event.SessionInfo{Title: "t",
+		UpdatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Model: "m", Provider: "p", Cwd: "/w"}})
+	enc.Emit(event.Event{SessionID: "s1", Kind: event.MCPServerFailed, Server: &event.MCPServerStatus{Name: "gh", Transport: "stdio", Error: &why}})
 	enc.Emit(event.Text("s1", event.AgentMessageChunk, ""))
 	enc.Emit(event.Text("s1", event.AgentThoughtChunk, "hmm"))
 	enc.Emit(event.Event{SessionID: "s1", Kind: event.ToolCall, Tool: &event.ToolCallInfo{ID: "c1", Title: "list_dir", Kind: "read", Status: "pending", RawInput: json.RawMessage(`{"path":"."}`)}})
@@ -27,6 +30,7 @@ func TestEncoderLines(t *testing.T) {
 		Iterations: 2, Duration: 1500 * time.Millisecond, Err: errors.New("ignored")}, 0, "")
 	want := []string{
 		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","title":"t","updatedAt":"2026-01-01T00:00:00Z","_meta":{"cwd":"/w","model":"m","provider":"p","schema":1}}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","_meta":{"openheim":{"mcpServerFailed":{"name":"gh","transport":"stdio","command":null,"url":null,"connected":false,"tool_count":0,"error":"exit 1"}}}}}`,
 		`{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""}}}`,
 		`{"sessionId":"s1","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}}`,
 		`{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"list_dir","kind":"read","status":"pending","rawInput":{"path":"."}}}`,
@@ -67,7 +71,8 @@ func TestEncoderRedacts(t *testing.T) {
 	enc := NewEncoder(&buf).WithRedactor(redact.New(secret))
 	enc.Emit(event.Event{SessionID: "s1", Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{ID: "c1", Status: "completed",
 		RawOutput: json.RawMessage(`"` + strings.Repeat("x", 4090) + `sk-\"nd\"-json-123456"`)}})
-	enc.MCPServerFailed("s1", map[string]string{"error": "bad token " + secret})
+	why := "bad token " + secret
+	enc.Emit(event.Event{SessionID: "s1", Kind: event.MCPServerFailed, Server: &event.MCPServerStatus{Name: "gh", Error: &why}})
 	enc.Finish("s1", event.End{StopReason: "end_turn"}, 1, "HTTP 401: key "+secret)
 	out := buf.String()
 	if strings.Contains(out, "json-123456") || strings.Count(out, redact.Marker) != 3 {
@@ -77,5 +82,33 @@ func TestEncoderRedacts(t *testing.T) {
 		if !json.Valid([]byte(line)) {
 			t.Errorf("a masked line is not JSON: %s", line)
 		}
+	}
+}
+
+// TestEncoderHeaderPerTurn: the first session_info_update of each turn is
+// its header (a chat script runs several turns through one encoder); one
+// later in the turn (an external agent renaming its session) is an update
+// like any other.
+func TestEncoderHeaderPerTurn(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	info := func(title string) event.Event {
+		return event.Event{SessionID: "s1", Kind: event.SessionInfoUpdate, Info: &event.SessionInfo{Title: title, UpdatedAt: at, Model: "m"}}
+	}
+	enc.Emit(info("one"))
+	enc.Emit(info("renamed"))
+	enc.Finish("s1", event.End{StopReason: event.StopEndTurn}, 0, "")
+	enc.Emit(info("two"))
+	enc.Finish("s1", event.End{StopReason: event.StopRefusal}, 3, "the turn stopped early: refusal")
+	want := []string{
+		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","title":"one","updatedAt":"2026-01-01T00:00:00Z","_meta":{"cwd":"","model":"m","provider":"","schema":1}}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","title":"renamed","updatedAt":"2026-01-01T00:00:00Z"}}`,
+		`{"sessionId":"s1","stopReason":"end_turn","usage":{"totalTokens":0,"inputTokens":0,"outputTokens":0},"_meta":{"durationMs":0,"exitCode":0,"iterations":0}}`,
+		`{"sessionId":"s1","update":{"sessionUpdate":"session_info_update","title":"two","updatedAt":"2026-01-01T00:00:00Z","_meta":{"cwd":"","model":"m","provider":"","schema":1}}}`,
+		`{"sessionId":"s1","stopReason":"refusal","usage":{"totalTokens":0,"inputTokens":0,"outputTokens":0},"_meta":{"durationMs":0,"error":"the turn stopped early: refusal","exitCode":3,"iterations":0}}`,
+	}
+	if got := strings.Split(strings.TrimSpace(buf.String()), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

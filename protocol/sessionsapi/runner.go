@@ -160,13 +160,13 @@ func (a *API) request(t *tracker) (engine.Request, error) {
 	if err := a.recheckWorkspace(deref(meta.Cwd)); err != nil {
 		return engine.Request{}, err
 	}
-	req := engine.Request{SessionID: t.id, Identity: ag.Instructions, AllowedTools: ag.Tools,
-		MaxIterations: ag.MaxIterations, WorkDir: deref(meta.Cwd), Asker: t, Inbox: t.takeInbox}
+	req := engine.Request{SessionID: t.id, Identity: ag.Instructions, Filter: engine.ToolFilter{Only: ag.Tools},
+		MaxIterations: ag.MaxIterations, WorkDir: deref(meta.Cwd), Gate: engine.Asking(t), Inbox: t.takeInbox}
 	if req.Provider, req.Model, err = a.modelFor(s, ag); err != nil {
 		return engine.Request{}, err
 	}
 	for _, ct := range s.ClientTools {
-		req.Extra = append(req.Extra, &clientTool{spec: ct, t: t})
+		req.Tools.Extra = append(req.Tools.Extra, &clientTool{spec: ct, t: t})
 	}
 	return req, nil
 }

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 )
@@ -216,7 +215,7 @@ func (t *tracker) ended(end *event.End) {
 		t.turn.resp = responseID(t.next) // the turn died before storing its input
 	}
 	switch {
-	case end.StopReason == agent.StopCancelled:
+	case end.StopReason == event.StopCancelled:
 		reason := "cancelled"
 		if t.turn.interrupted {
 			reason = "user_interrupt"
@@ -228,9 +227,9 @@ func (t *tracker) ended(end *event.End) {
 		}
 	case end.Err != nil:
 		t.finish("response.failed", "failed", end, nil, map[string]any{"code": "server_error", "message": end.Err.Error()})
-	case end.StopReason == agent.StopMaxTokens:
+	case end.StopReason == event.StopMaxTokens:
 		t.finish("response.incomplete", "incomplete", end, map[string]any{"reason": "max_output_tokens"}, nil)
-	case end.StopReason == agent.StopMaxTurnRequests:
+	case end.StopReason == event.StopMaxTurnRequests:
 		t.finish("response.incomplete", "incomplete", end, map[string]any{"reason": "max_turn_requests"}, nil)
 	default:
 		t.finish("response.completed", "completed", end, nil, nil)

@@ -18,15 +18,6 @@ import (
 	"github.com/openheim/openheim/runtime/tools"
 )
 
-// Stop reasons of a turn.
-const (
-	StopEndTurn         = "end_turn"
-	StopMaxTokens       = "max_tokens"
-	StopMaxTurnRequests = "max_turn_requests"
-	StopRefusal         = "refusal"
-	StopCancelled       = "cancelled"
-)
-
 // DefaultMaxResultBytes caps one tool result fed back to the model.
 const DefaultMaxResultBytes = 128 << 10
 
@@ -104,7 +95,7 @@ func (r *run) persist(msgs ...message.Message) error {
 	return nil
 }
 
-func (r *run) end(reason string, err error) event.End {
+func (r *run) end(reason event.StopReason, err error) event.End {
 	return event.End{StopReason: reason, Usage: r.usage, Iterations: r.iter, Err: err}
 }
 
@@ -118,7 +109,7 @@ func (r *run) loop(ctx context.Context) event.End {
 	r.fixed = fixedTokens(r.System, r.tools)
 	if r.turn.Persist != nil {
 		if err := r.turn.Persist(r.turn.Input); err != nil {
-			return r.end(StopEndTurn, fmt.Errorf("saving session: %w", err))
+			return r.end(event.StopEndTurn, fmt.Errorf("saving session: %w", err))
 		}
 	}
 	maxIter := r.MaxIterations
@@ -127,7 +118,7 @@ func (r *run) loop(ctx context.Context) event.End {
 	}
 	for r.iter < maxIter {
 		if ctx.Err() != nil {
-			return r.end(StopCancelled, nil)
+			return r.end(event.StopCancelled, nil)
 		}
 		r.iter++
 		resp, streamed, err := r.call(ctx)
@@ -135,13 +126,13 @@ func (r *run) loop(ctx context.Context) event.End {
 			// Keep what the user already saw; a cancelled stream is not a failure.
 			if streamed != "" {
 				if perr := r.persist(message.Message{Role: message.RoleAssistant, Content: []message.Block{message.Text(streamed)}}); perr != nil {
-					return r.end(StopEndTurn, perr)
+					return r.end(event.StopEndTurn, perr)
 				}
 			}
 			if ctx.Err() != nil {
-				return r.end(StopCancelled, nil)
+				return r.end(event.StopCancelled, nil)
 			}
-			return r.end(StopEndTurn, err)
+			return r.end(event.StopEndTurn, err)
 		}
 		r.usage = resp.Usage
 		r.emit(event.Event{Kind: event.UsageUpdate, Usage: &event.ContextUsage{Used: resp.Usage.Total(), Size: r.ContextWindow}})
@@ -151,43 +142,43 @@ func (r *run) loop(ctx context.Context) event.End {
 			// The provider paused a long turn; sending its reply back as
 			// the last message lets it carry on where it stopped.
 			if err := r.persist(reply); err != nil {
-				return r.end(StopEndTurn, err)
+				return r.end(event.StopEndTurn, err)
 			}
 			continue
 		}
-		if len(calls) == 0 || resp.StopReason == llm.StopMaxTokens || resp.StopReason == llm.StopRefusal {
+		if len(calls) == 0 || resp.StopReason == event.StopMaxTokens || resp.StopReason == event.StopRefusal {
 			if err := r.persist(reply); err != nil {
-				return r.end(StopEndTurn, err)
+				return r.end(event.StopEndTurn, err)
 			}
 			if len(calls) > 0 {
 				// A cut-off reply's calls are not run, but every tool_use
 				// needs a result or the next request is invalid.
-				if err := r.persist(notRun(calls, "Not run: the reply was cut off ("+resp.StopReason+").")); err != nil {
-					return r.end(StopEndTurn, err)
+				if err := r.persist(notRun(calls, "Not run: the reply was cut off ("+string(resp.StopReason)+").")); err != nil {
+					return r.end(event.StopEndTurn, err)
 				}
 			}
 			return r.end(stopReason(resp.StopReason), nil)
 		}
 		if err := r.persist(reply); err != nil {
-			return r.end(StopEndTurn, err)
+			return r.end(event.StopEndTurn, err)
 		}
 		results, images := r.runTools(ctx, calls)
 		if err := r.persist(message.Message{Role: message.RoleTool, Content: results}); err != nil {
-			return r.end(StopEndTurn, err)
+			return r.end(event.StopEndTurn, err)
 		}
 		if images != nil {
 			if err := r.persist(*images); err != nil {
-				return r.end(StopEndTurn, err)
+				return r.end(event.StopEndTurn, err)
 			}
 		}
 		if ctx.Err() != nil {
-			return r.end(StopCancelled, nil)
+			return r.end(event.StopCancelled, nil)
 		}
 		if err := r.takeInbox(); err != nil {
-			return r.end(StopEndTurn, err)
+			return r.end(event.StopEndTurn, err)
 		}
 	}
-	return r.end(StopMaxTurnRequests, nil)
+	return r.end(event.StopMaxTurnRequests, nil)
 }
 
 // takeInbox stores and adds the user messages that arrived meanwhile.
@@ -250,14 +241,14 @@ func (r *run) stream(ctx context.Context, msgs []message.Message) (*llm.Response
 	return resp, streamed.String(), err
 }
 
-func stopReason(s string) string {
+// stopReason is how a turn whose last call stopped for s ends: the call's
+// own reason, unless it is one that never ends a turn (tool_use).
+func stopReason(s event.StopReason) event.StopReason {
 	switch s {
-	case llm.StopMaxTokens:
-		return StopMaxTokens
-	case llm.StopRefusal:
-		return StopRefusal
+	case event.StopMaxTokens, event.StopRefusal:
+		return s
 	}
-	return StopEndTurn
+	return event.StopEndTurn
 }
 
 // lockedSink serialises events from concurrent tool goroutines so sinks need

@@ -44,7 +44,7 @@ func text(chunks ...string) func(context.Context, func(llm.Delta) error) (*llm.R
 				return nil, err
 			}
 		}
-		return &llm.Response{Content: []message.Block{message.Text(strings.Join(chunks, ""))}, StopReason: llm.StopEndTurn,
+		return &llm.Response{Content: []message.Block{message.Text(strings.Join(chunks, ""))}, StopReason: event.StopEndTurn,
 			Usage: message.Usage{InputTokens: 10, OutputTokens: 5}}, nil
 	}
 }
@@ -108,7 +108,7 @@ func runTurn(t *testing.T, a *Agent, ctx context.Context) (event.End, *recorder,
 func TestPlainAnswer(t *testing.T) {
 	p := &scripted{replies: []func(context.Context, func(llm.Delta) error) (*llm.Response, error){text("Hel", "lo")}}
 	end, rec, saved := runTurn(t, &Agent{Provider: p}, context.Background())
-	if end.StopReason != StopEndTurn || end.Err != nil || end.Iterations != 1 {
+	if end.StopReason != event.StopEndTurn || end.Err != nil || end.Iterations != 1 {
 		t.Fatalf("end = %+v", end)
 	}
 	if end.Usage.InputTokens != 10 {
@@ -150,7 +150,7 @@ func TestToolsRunConcurrentlyResultsInOrder(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("tools did not run concurrently")
 	}
-	if end.StopReason != StopEndTurn || end.Iterations != 2 {
+	if end.StopReason != event.StopEndTurn || end.Iterations != 2 {
 		t.Fatalf("end = %+v", end)
 	}
 	res := saved[2]
@@ -210,7 +210,7 @@ func TestMaxTurnRequests(t *testing.T) {
 	}
 	p := &scripted{replies: replies}
 	end, _, _ := runTurn(t, &Agent{Provider: p, Tools: tools.NewRegistry(echo), MaxIterations: 3}, context.Background())
-	if end.StopReason != StopMaxTurnRequests || end.Iterations != 3 || len(p.requests) != 3 {
+	if end.StopReason != event.StopMaxTurnRequests || end.Iterations != 3 || len(p.requests) != 3 {
 		t.Fatalf("end = %+v, requests = %d", end, len(p.requests))
 	}
 }
@@ -224,7 +224,7 @@ func TestCancelDuringToolKeepsWork(t *testing.T) {
 	}}
 	p := &scripted{replies: []func(context.Context, func(llm.Delta) error) (*llm.Response, error){calls(use("a", "block", `{}`))}}
 	end, _, saved := runTurn(t, &Agent{Provider: p, Tools: tools.NewRegistry(block)}, ctx)
-	if end.StopReason != StopCancelled || end.Err != nil {
+	if end.StopReason != event.StopCancelled || end.Err != nil {
 		t.Fatalf("end = %+v", end)
 	}
 	if len(saved) != 3 || saved[2].Content[0].Content != CancelledResult {
@@ -241,7 +241,7 @@ func TestCancelMidStreamKeepsText(t *testing.T) {
 			return nil, ctx.Err()
 		}}}
 	end, _, saved := runTurn(t, &Agent{Provider: p}, ctx)
-	if end.StopReason != StopCancelled {
+	if end.StopReason != event.StopCancelled {
 		t.Fatalf("end = %+v", end)
 	}
 	if len(saved) != 2 || saved[1].JoinText() != "partial " {
@@ -252,7 +252,7 @@ func TestCancelMidStreamKeepsText(t *testing.T) {
 func TestProviderErrorEndsTurn(t *testing.T) {
 	p := &scripted{}
 	end, _, _ := runTurn(t, &Agent{Provider: p}, context.Background())
-	if end.Err == nil || end.StopReason != StopEndTurn {
+	if end.Err == nil || end.StopReason != event.StopEndTurn {
 		t.Fatalf("end = %+v", end)
 	}
 }
@@ -262,10 +262,10 @@ func TestMaxTokensWithCallsDoesNotRunThem(t *testing.T) {
 	tool := &fakeTool{name: "t", run: func(context.Context, json.RawMessage) tools.Result { ran = true; return tools.Result{} }}
 	p := &scripted{replies: []func(context.Context, func(llm.Delta) error) (*llm.Response, error){
 		func(context.Context, func(llm.Delta) error) (*llm.Response, error) {
-			return &llm.Response{Content: []message.Block{use("a", "t", `{"x":`)}, StopReason: llm.StopMaxTokens}, nil
+			return &llm.Response{Content: []message.Block{use("a", "t", `{"x":`)}, StopReason: event.StopMaxTokens}, nil
 		}}}
 	end, _, saved := runTurn(t, &Agent{Provider: p, Tools: tools.NewRegistry(tool)}, context.Background())
-	if ran || end.StopReason != StopMaxTokens {
+	if ran || end.StopReason != event.StopMaxTokens {
 		t.Fatalf("ran=%v end=%+v", ran, end)
 	}
 	if len(saved) != 3 || !saved[2].Content[0].IsError {
@@ -315,7 +315,7 @@ func TestToolImagesReachTheModel(t *testing.T) {
 		calls(use("c1", "screenshot", `{}`)), text("I see it."),
 	}}
 	end, _, saved := runTurn(t, &Agent{Provider: p, Tools: tools.NewRegistry(shot)}, context.Background())
-	if end.Err != nil || end.StopReason != StopEndTurn {
+	if end.Err != nil || end.StopReason != event.StopEndTurn {
 		t.Fatalf("end = %+v", end)
 	}
 	// user, assistant(tool_use), tool, user(images), assistant

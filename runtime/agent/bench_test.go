@@ -21,7 +21,7 @@ func (c chunky) Stream(_ context.Context, _ *llm.Request, on func(llm.Delta) err
 			return nil, err
 		}
 	}
-	return &llm.Response{Content: []message.Block{message.Text("done")}, StopReason: llm.StopEndTurn}, nil
+	return &llm.Response{Content: []message.Block{message.Text("done")}, StopReason: event.StopEndTurn}, nil
 }
 
 func BenchmarkLoopPerChunk(b *testing.B) {
@@ -43,7 +43,7 @@ type callsThenAnswer struct{ n int }
 
 func (c callsThenAnswer) Stream(_ context.Context, req *llm.Request, _ func(llm.Delta) error) (*llm.Response, error) {
 	if req.Messages[len(req.Messages)-1].Role == message.RoleTool {
-		return &llm.Response{Content: []message.Block{message.Text("done")}, StopReason: llm.StopEndTurn}, nil
+		return &llm.Response{Content: []message.Block{message.Text("done")}, StopReason: event.StopEndTurn}, nil
 	}
 	var cs []message.Block
 	for i := 0; i < c.n; i++ {

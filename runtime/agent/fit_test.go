@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 )
@@ -91,7 +92,7 @@ func (p *tooLong) Stream(_ context.Context, req *llm.Request, on func(llm.Delta)
 	if size > p.limit {
 		return nil, fmt.Errorf("HTTP 400: prompt is too long: %w", llm.ErrContextTooLong)
 	}
-	return &llm.Response{Content: []message.Block{message.Text("ok")}, StopReason: llm.StopEndTurn}, nil
+	return &llm.Response{Content: []message.Block{message.Text("ok")}, StopReason: event.StopEndTurn}, nil
 }
 
 func TestContextTooLongRetriedSmaller(t *testing.T) {
@@ -99,7 +100,7 @@ func TestContextTooLongRetriedSmaller(t *testing.T) {
 	p := &tooLong{limit: 1000}
 	a := &Agent{Provider: p} // no context_window: only the provider knows
 	end := a.Run(context.Background(), Turn{History: h, Input: message.Message{Role: message.RoleUser, Content: []message.Block{message.Text("hi")}}})
-	if end.Err != nil || end.StopReason != StopEndTurn {
+	if end.Err != nil || end.StopReason != event.StopEndTurn {
 		t.Fatalf("end = %+v, sizes %v", end, p.sizes)
 	}
 	if p.calls < 2 || p.calls > 3 || p.sizes[1] > p.sizes[0]*3/4+10 {
@@ -127,7 +128,7 @@ func TestPauseTurnContinues(t *testing.T) {
 		text("done"),
 	}}
 	end, _, saved := runTurn(t, &Agent{Provider: p}, context.Background())
-	if end.StopReason != StopEndTurn || end.Iterations != 2 {
+	if end.StopReason != event.StopEndTurn || end.Iterations != 2 {
 		t.Fatalf("end = %+v", end)
 	}
 	last := p.requests[1].Messages

@@ -33,7 +33,7 @@ func TestPermitRefusesCall(t *testing.T) {
 		calls(use("a", "write", `{"path":"x"}`), use("b", "read", ``)), text("ok")}}
 	a.Provider = p
 	end, rec, saved := runTurn(t, a, context.Background())
-	if end.StopReason != StopEndTurn || end.Err != nil {
+	if end.StopReason != event.StopEndTurn || end.Err != nil {
 		t.Fatalf("end = %+v", end)
 	}
 	if ran.Load() != 0 {

@@ -10,7 +10,6 @@ import (
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
-	"github.com/openheim/openheim/runtime/session"
 )
 
 // compactSystem and compactAsk make the model write the summary turns
@@ -33,9 +32,10 @@ var ErrNothingToCompact = errors.New("nothing to compact: the session has no his
 // req's) and stores the summary as a compaction message, followed by the
 // model's acknowledgement: later turns send the history from the summary
 // on. The full transcript stays in the session. Committed events go to
-// req.Sink.
+// req.Sink. It runs the stages of a turn that Prompt does, with the
+// summary call in place of the loop.
 func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
-	meta, err := e.open(req)
+	meta, err := e.open(req.SessionID)
 	if err != nil {
 		return event.End{}, err
 	}
@@ -43,55 +43,46 @@ func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
 	if err != nil {
 		return event.End{}, err
 	}
-	lease, err := e.Lease(meta.ID)
+	ctx, h, err := e.hold(ctx, meta, false)
 	if err != nil {
 		return event.End{}, err
 	}
-	defer lease.Release()
-	ctx, stopWatch := session.LeaseContext(ctx, lease)
-	defer stopWatch()
-	store := session.Fenced(e.Store, meta.ID, lease)
-	conv, err := store.Load(meta.ID)
-	if err != nil {
-		return event.End{}, err
-	}
-	since := message.SinceCompaction(conv.Messages)
+	defer h.release()
+	since := message.SinceCompaction(h.history)
 	if len(since) < 2 {
 		return event.End{}, ErrNothingToCompact
 	}
 	start := e.now()
 	summary, usage, err := summarise(ctx, provider, resolved.Model, since)
-	if lease.Err() != nil {
-		return LeaseEnd(event.End{}, lease), nil
+	if h.lease.Err() != nil {
+		return LeaseEnd(event.End{}, h.lease), nil
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return event.End{StopReason: agent.StopCancelled}, nil
+			return event.End{StopReason: event.StopCancelled}, nil
 		}
-		return event.End{StopReason: agent.StopEndTurn, Err: fmt.Errorf("compacting: %w", err)}, nil
+		return event.End{StopReason: event.StopEndTurn, Err: fmt.Errorf("compacting: %w", err)}, nil
 	}
 	pair := []message.Message{
 		{Role: message.RoleUser, Content: []message.Block{message.Text(CompactPrefix + summary)}, Compaction: true},
 		{Role: message.RoleAssistant, Content: []message.Block{message.Text(compactAck)}},
 	}
-	if err := store.Append(meta.ID, pair...); err != nil {
-		if lease.Err() != nil {
-			return LeaseEnd(event.End{}, lease), nil
+	if err := h.store.Append(h.meta.ID, pair...); err != nil {
+		if h.lease.Err() != nil {
+			return LeaseEnd(event.End{}, h.lease), nil
 		}
 		return event.End{}, err
 	}
 	if req.Sink != nil {
-		req.Sink.Emit(event.Event{SessionID: meta.ID, Kind: event.Committed, Messages: pair, Index: len(conv.Messages)})
+		req.Sink.Emit(event.Event{SessionID: h.meta.ID, Kind: event.Committed, Messages: pair, Index: len(h.history)})
 	}
-	meta = conv.Meta
-	meta.UpdatedAt = e.now().UTC()
-	if err := store.SaveMeta(meta); err != nil {
-		if lease.Err() != nil {
-			return LeaseEnd(event.End{}, lease), nil
+	if _, err := e.save(h); err != nil {
+		if h.lease.Err() != nil {
+			return LeaseEnd(event.End{}, h.lease), nil
 		}
 		return event.End{}, err
 	}
-	return event.End{StopReason: agent.StopEndTurn, Usage: usage, Iterations: 1, Duration: e.now().Sub(start)}, nil
+	return event.End{StopReason: event.StopEndTurn, Usage: usage, Iterations: 1, Duration: e.now().Sub(start)}, nil
 }
 
 // summarise asks the model for the summary of msgs; a history too long for

@@ -61,7 +61,7 @@ func (e *Engine) external(ctx context.Context, agent, task string, sink event.Si
 	}
 	r, stop := e.ExternalAgent(agent)
 	defer stop()
-	_, end, err := r.Prompt(ctx, Request{Input: []message.Block{message.Text(task)}, Sink: sink, Permit: permit})
+	_, end, err := r.Prompt(ctx, Request{Input: []message.Block{message.Text(task)}, Sink: sink, Gate: Delegated(permit)})
 	return end, err
 }
 

@@ -101,10 +101,14 @@ default_model = "m"
 	store, _ := session.NewFileStore(t.TempDir())
 	e := &Engine{Config: cfg, Store: store}
 	rec := filepath.Join(t.TempDir(), "run.json")
-	var started session.Meta
+	var started event.Event
 	meta, end, err := e.Prompt(context.Background(), Request{Input: []message.Block{message.Text("hi")}, Record: rec,
-		Started: func(m session.Meta) { started = m }})
-	if err != nil || end.StopReason != "end_turn" || started.ID != meta.ID || *meta.Title != "hi" {
+		Sink: event.SinkFunc(func(ev event.Event) {
+			if started.Kind == "" {
+				started = ev
+			}
+		})})
+	if err != nil || end.StopReason != "end_turn" || started.Kind != event.SessionInfoUpdate || started.SessionID != meta.ID || *meta.Title != "hi" {
 		t.Fatalf("%+v %+v %v", meta, end, err)
 	}
 	if c, err := replay.LoadCassette(rec); err != nil || len(c.Replies) != 1 {
@@ -145,7 +149,11 @@ func TestTitleFromFirstMessage(t *testing.T) {
 		message.Message{Role: message.RoleAssistant, Content: []message.Block{message.Text("Looking.")}})
 	var during *session.Meta
 	meta, _, err := e.Prompt(context.Background(), Request{SessionID: m.ID, Input: []message.Block{message.Text("go on")},
-		Started: func(session.Meta) { during, _ = store.LoadMeta(m.ID) }})
+		Sink: event.SinkFunc(func(ev event.Event) {
+			if ev.Kind == event.SessionInfoUpdate {
+				during, _ = store.LoadMeta(m.ID)
+			}
+		})})
 	if err != nil || meta.Title == nil || *meta.Title != "Fix the login bug" {
 		t.Fatalf("title %v, %v", meta.Title, err)
 	}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -20,7 +19,7 @@ func (e *Engine) Lease(id string) (session.Lease, error) {
 // and front ends say so (prompt exits 1 with the error).
 func LeaseEnd(end event.End, l session.Lease) event.End {
 	if err := l.Err(); err != nil {
-		end.StopReason = agent.StopEndTurn
+		end.StopReason = event.StopEndTurn
 		end.Err = err
 	}
 	return end

@@ -92,7 +92,7 @@ func TestPromptPausedHolderIsFenced(t *testing.T) {
 	doneA := make(chan turnResult, 1)
 	go func() {
 		meta, end, err := a.Prompt(context.Background(), Request{SessionID: m.ID,
-			Input: []message.Block{message.Text("a's task")}, Extra: []tools.Tool{pauseA}})
+			Input: []message.Block{message.Text("a's task")}, Tools: ToolSources{Extra: []tools.Tool{pauseA}}})
 		doneA <- turnResult{meta, end, err}
 	}()
 	<-pauseA.entered
@@ -103,7 +103,7 @@ func TestPromptPausedHolderIsFenced(t *testing.T) {
 	doneB := make(chan turnResult, 1)
 	go func() {
 		meta, end, err := b.Prompt(context.Background(), Request{SessionID: m.ID,
-			Input: []message.Block{message.Text("b's task")}, Extra: []tools.Tool{pauseB}})
+			Input: []message.Block{message.Text("b's task")}, Tools: ToolSources{Extra: []tools.Tool{pauseB}}})
 		doneB <- turnResult{meta, end, err}
 	}()
 	<-pauseB.entered

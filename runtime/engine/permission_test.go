@@ -40,7 +40,7 @@ deny = ["write_file"]
 		asked = append(asked, r)
 		return permission.AllowAlways, nil
 	})
-	meta, end, err := e.Prompt(context.Background(), Request{Input: []message.Block{message.Text("go")}, Asker: asker})
+	meta, end, err := e.Prompt(context.Background(), Request{Input: []message.Block{message.Text("go")}, Gate: Asking(asker)})
 	if err != nil || end.Err != nil {
 		t.Fatalf("%v %v", err, end.Err)
 	}
@@ -61,7 +61,7 @@ deny = ["write_file"]
 	// The next turn on the session remembers the "always" answer, even with
 	// an asker that would refuse.
 	os.WriteFile(filepath.Join(cfg.WorkDir, "b.txt"), []byte("1"), 0o600)
-	if _, _, err := e.Prompt(context.Background(), Request{SessionID: meta.ID, Input: []message.Block{message.Text("again")}, Asker: permission.DenyAsker}); err != nil {
+	if _, _, err := e.Prompt(context.Background(), Request{SessionID: meta.ID, Input: []message.Block{message.Text("again")}, Gate: Asking(permission.DenyAsker)}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(cfg.WorkDir, "b.txt")); string(b) != "2" {

@@ -30,7 +30,7 @@ func TestPromptCommitsInboxAndProfile(t *testing.T) {
 	var commits []event.Event
 	inbox := [][]message.Message{{{Content: []message.Block{message.Text("also this")}}}}
 	_, end, err := e.Prompt(context.Background(), Request{SessionID: meta.ID, Input: []message.Block{message.Text("list")},
-		Identity: "You are the lister.", AllowedTools: []string{"list_dir"}, MaxIterations: 5,
+		Identity: "You are the lister.", Filter: ToolFilter{Only: []string{"list_dir"}}, MaxIterations: 5,
 		Inbox: func() []message.Message {
 			mu.Lock()
 			defer mu.Unlock()

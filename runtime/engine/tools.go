@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -11,13 +12,16 @@ import (
 var readOnlyKinds = map[string]bool{tools.KindRead: true, tools.KindSearch: true, tools.KindThink: true}
 
 // ToolSource offers tools from outside the built-ins: the MCP servers of
-// the config (Engine.MCP) or of one session (Request.MCP).
+// the config (Engine.MCP) or of one session (ToolSources.MCP);
+// runtime/mcp's Manager is one.
 type ToolSource interface {
 	// Wait returns once the source's servers have connected or failed
 	// (bounded by their startup timeouts), or when ctx ends.
 	Wait(ctx context.Context)
 	// Tools returns the tools of the servers connected now.
 	Tools() []tools.Tool
+	// Status reports each server; a turn announces the failed ones.
+	Status() []event.MCPServerStatus
 }
 
 // Tools returns the tools a turn offers in workDir: the built-ins (the shell

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/tools"
 )
@@ -28,6 +29,9 @@ type stubSource struct {
 
 func (s *stubSource) Wait(context.Context) { s.waited.Add(1) }
 func (s *stubSource) Tools() []tools.Tool  { return s.tools }
+func (s *stubSource) Status() []event.MCPServerStatus {
+	return nil
+}
 
 func TestToolsIncludeSources(t *testing.T) {
 	cfg := load(t, "")

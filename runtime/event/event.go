@@ -21,7 +21,14 @@ const (
 	ToolCallUpdate    Kind = "tool_call_update"
 	Plan              Kind = "plan"
 	UsageUpdate       Kind = "usage_update"
+	// SessionInfoUpdate carries the session's metadata. A turn's stream
+	// opens with one (title, model, provider, cwd, updated_at) before
+	// anything else the turn emits.
 	SessionInfoUpdate Kind = "session_info_update"
+	// MCPServerFailed says an MCP server the turn's tools come from could
+	// not be connected, so its tools are left out; Server is its status.
+	// Emitted right after the turn's opening session info.
+	MCPServerFailed Kind = "mcp_server_failed"
 	// Dropped says a slow consumer lost events; Count says how many.
 	Dropped Kind = "dropped"
 	// TurnEnd is the last event of a turn; it is not a session/update.
@@ -55,9 +62,11 @@ type Event struct {
 	Tool  *ToolCallInfo // tool_call, tool_call_update
 	Usage *ContextUsage // usage_update
 	Info  *SessionInfo  // session_info_update
-	Plan  []PlanEntry   // plan
-	Count int           // dropped
-	End   *End          // turn_end
+	// Server is an MCP server's status (mcp_server_failed).
+	Server *MCPServerStatus
+	Plan   []PlanEntry // plan
+	Count  int         // dropped
+	End    *End        // turn_end
 
 	Messages []message.Message // turn_start, committed
 	Index    int               // committed
@@ -118,6 +127,19 @@ type SessionInfo struct {
 	Cwd       string
 }
 
+// MCPServerStatus is an MCP server's status: seed 000's McpServerStatus,
+// which runtime/mcp reports (as mcp.Status) and every transport prints as
+// is, so it carries its wire names; every key is always present.
+type MCPServerStatus struct {
+	Name      string  `json:"name"`
+	Transport string  `json:"transport"` // "stdio" | "http" | "unknown"
+	Command   *string `json:"command"`   // the command only, never args/env (secrets)
+	URL       *string `json:"url"`       // without credentials, query, fragment
+	Connected bool    `json:"connected"`
+	ToolCount int     `json:"tool_count"` // tools offered after enabled/disabled filters
+	Error     *string `json:"error"`
+}
+
 // PlanEntry is one item of an agent plan.
 type PlanEntry struct {
 	Content  string
@@ -125,9 +147,22 @@ type PlanEntry struct {
 	Priority string
 }
 
+// StopReason is why a turn ended: ACP's stop reasons, which every
+// transport prints as they are. The loop decides it; the model wires map
+// their vendors' finish reasons onto it.
+type StopReason string
+
+const (
+	StopEndTurn         StopReason = "end_turn"
+	StopMaxTokens       StopReason = "max_tokens"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
+	StopRefusal         StopReason = "refusal"
+	StopCancelled       StopReason = "cancelled"
+)
+
 // End is the outcome of a turn.
 type End struct {
-	StopReason string // end_turn, max_tokens, max_turn_requests, refusal, cancelled
+	StopReason StopReason
 	Usage      message.Usage
 	Iterations int
 	Duration   time.Duration

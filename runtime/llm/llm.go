@@ -12,18 +12,20 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 )
 
-// Stop reasons a provider reports for one call.
+// A call stops for one of the turn's stop reasons (event.StopEndTurn,
+// event.StopMaxTokens, event.StopRefusal), which the wires map their
+// vendors' finish reasons onto, or for one of these, which never end a
+// turn by themselves.
 const (
-	StopEndTurn   = "end_turn"
-	StopToolUse   = "tool_use"
-	StopMaxTokens = "max_tokens"
-	StopRefusal   = "refusal"
+	// StopToolUse: the reply asks for tools; the loop runs them.
+	StopToolUse event.StopReason = "tool_use"
 	// StopPauseTurn: the provider paused a long turn (Anthropic server
 	// tools); the loop sends the reply back as is to let it continue.
-	StopPauseTurn = "pause_turn"
+	StopPauseTurn event.StopReason = "pause_turn"
 )
 
 // ErrContextTooLong is wrapped by a provider's error when the API rejected
@@ -67,7 +69,7 @@ type Response struct {
 	// Content is the assistant message's blocks in order: thinking, text,
 	// tool_use (arguments as the complete JSON string the model sent).
 	Content    []message.Block
-	StopReason string
+	StopReason event.StopReason
 	Usage      message.Usage
 }
 

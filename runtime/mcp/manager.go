@@ -30,6 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/redact"
 	"github.com/openheim/openheim/runtime/tools"
 )
@@ -37,16 +38,9 @@ import (
 // DefaultBackoff is how long a server that failed to connect is left alone.
 const DefaultBackoff = 30 * time.Second
 
-// Status is seed 000's McpServerStatus; every key always present.
-type Status struct {
-	Name      string  `json:"name"`
-	Transport string  `json:"transport"` // "stdio" | "http" | "unknown"
-	Command   *string `json:"command"`   // the command only, never args/env (secrets)
-	URL       *string `json:"url"`       // without credentials, query, fragment
-	Connected bool    `json:"connected"`
-	ToolCount int     `json:"tool_count"` // tools offered after enabled/disabled filters
-	Error     *string `json:"error"`
-}
+// Status is seed 000's McpServerStatus; every key always present. It is
+// the event stream's type, so a turn reports a failed server as it is.
+type Status = event.MCPServerStatus
 
 // Options configures a Manager.
 type Options struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -98,4 +99,18 @@ func Str(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// InfoEvent is the session_info_update that opens a turn on the session:
+// its title, model, provider, cwd and last update, as the turn records them.
+func (m Meta) InfoEvent() event.Event {
+	return event.Event{SessionID: m.ID, Kind: event.SessionInfoUpdate, Info: &event.SessionInfo{
+		Title: deref(m.Title), UpdatedAt: m.UpdatedAt, Model: deref(m.Model), Provider: deref(m.Provider), Cwd: deref(m.Cwd)}}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

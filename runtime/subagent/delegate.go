@@ -284,7 +284,7 @@ func result(who string, end event.End, answer string) tools.Result {
 	if strings.TrimSpace(answer) == "" {
 		answer = "(the subagent gave no answer)"
 	}
-	if end.StopReason != agent.StopEndTurn {
+	if end.StopReason != event.StopEndTurn {
 		calls := "calls"
 		if end.Iterations == 1 {
 			calls = "call"

@@ -51,7 +51,7 @@ func say(text string) reply {
 		if err := on(llm.Delta{Kind: llm.DeltaText, Text: text}); err != nil {
 			return nil, err
 		}
-		return &llm.Response{Content: []message.Block{message.Text(text)}, StopReason: llm.StopEndTurn}, nil
+		return &llm.Response{Content: []message.Block{message.Text(text)}, StopReason: event.StopEndTurn}, nil
 	}
 }
 
@@ -261,7 +261,7 @@ func TestIterationsCap(t *testing.T) {
 func TestStoppedEarlyAndFailures(t *testing.T) {
 	cut := func(_ context.Context, _ *llm.Request, on func(llm.Delta) error) (*llm.Response, error) {
 		_ = on(llm.Delta{Kind: llm.DeltaText, Text: "partial"})
-		return &llm.Response{Content: []message.Block{message.Text("partial")}, StopReason: llm.StopMaxTokens}, nil
+		return &llm.Response{Content: []message.Block{message.Text("partial")}, StopReason: event.StopMaxTokens}, nil
 	}
 	fail := func(context.Context, *llm.Request, func(llm.Delta) error) (*llm.Response, error) {
 		return nil, errors.New("anthropic: 529 overloaded")

@@ -43,7 +43,7 @@ func TestEventsForwarded(t *testing.T) {
 	}}
 	rec := &recorder{}
 	end := parentTurn(t, opts, parent, rec)
-	if end.StopReason != agent.StopEndTurn || end.Err != nil {
+	if end.StopReason != event.StopEndTurn || end.Err != nil {
 		t.Fatalf("parent end = %+v", end)
 	}
 	if got := parent.reqs()[1].Messages[2].Content[0]; got.ToolCallID != "p1" || got.Content != "sub answer" || got.IsError {

@@ -17,6 +17,7 @@ import (
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -224,7 +225,7 @@ func TestCancelAnswersCancelled(t *testing.T) {
 	}()
 	var r acp.PromptResponse
 	json.Unmarshal(c.mustCall(t, acp.MethodSessionPrompt, map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}), &r)
-	if r.StopReason != acp.StopCancelled {
+	if r.StopReason != event.StopCancelled {
 		t.Fatalf("stopReason = %q", r.StopReason)
 	}
 }

@@ -86,8 +86,8 @@ func (a *Agent) startSessionServers(raw []json.RawMessage) (*mcp.Manager, error)
 
 // mcpStatus is the configured servers' status for initialize's _meta.
 func (a *Agent) mcpStatus() []mcp.Status {
-	if s, ok := a.Engine.MCP.(interface{ Status() []mcp.Status }); ok {
-		return s.Status()
+	if a.Engine.MCP != nil {
+		return a.Engine.MCP.Status()
 	}
 	return []mcp.Status{}
 }

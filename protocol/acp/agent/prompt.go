@@ -45,9 +45,9 @@ func (a *Agent) prompt(ctx context.Context, r acp.PromptRequest) (any, error) {
 
 	queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { a.hub.Publish(ev, nil) }), eventBuffer)
 	req := engine.Request{SessionID: ls.id, Provider: provider, Model: model, Input: input, Sink: queue,
-		WorkDir: ls.cwd, ReadOnly: mode == ModeArchitect, Asker: a.asker(ls.id)}
+		WorkDir: ls.cwd, Filter: engine.ToolFilter{ReadOnly: mode == ModeArchitect}, Gate: engine.Asking(a.asker(ls.id))}
 	if servers != nil {
-		req.MCP = servers
+		req.Tools.MCP = servers
 	}
 	a.mu.Lock()
 	if a.fs.ReadTextFile && a.fs.WriteTextFile {
@@ -62,16 +62,8 @@ func (a *Agent) prompt(ctx context.Context, r acp.PromptRequest) (any, error) {
 	done := make(chan outcome, 1)
 	go func() {
 		defer a.hub.Delivered()
-		meta, end, err := a.Engine.Prompt(turnCtx, req)
+		_, end, err := a.Engine.Prompt(turnCtx, req)
 		queue.Close()
-		ls.mu.Lock()
-		announce := err == nil && !ls.titled && meta.Title != nil
-		ls.titled = ls.titled || announce
-		ls.mu.Unlock()
-		if announce {
-			a.hub.Publish(event.Event{SessionID: ls.id, Kind: event.SessionInfoUpdate,
-				Info: &event.SessionInfo{Title: *meta.Title, UpdatedAt: meta.UpdatedAt}}, nil)
-		}
 		a.hub.End(ls.id, end, err) // before answering, so the next prompt is not "busy"
 		done <- outcome{end, err}
 	}()
@@ -90,7 +82,7 @@ func (a *Agent) prompt(ctx context.Context, r acp.PromptRequest) (any, error) {
 	if o.err != nil {
 		return nil, rpcError(ls.id, o.err)
 	}
-	if o.end.Err != nil && o.end.StopReason != acp.StopCancelled {
+	if o.end.Err != nil && o.end.StopReason != event.StopCancelled {
 		return nil, jsonrpc.NewError(jsonrpc.Internal, o.end.Err.Error())
 	}
 	u := acp.UsageFrom(o.end.Usage)
@@ -136,14 +128,39 @@ func promptInput(blocks []acp.PromptBlock) ([]message.Block, error) {
 // Send implements live.Subscriber: the update goes to this connection's
 // client in the form it speaks.
 func (a *Agent) Send(ev event.Event) {
-	if ev.Kind == event.UsageUpdate && (ev.Usage == nil || ev.Usage.Size == 0) {
+	switch {
+	case ev.Kind == event.UsageUpdate && (ev.Usage == nil || ev.Usage.Size == 0):
 		return // ACP's usage_update needs the window size
+	case ev.Kind == event.MCPServerFailed:
+		return // initialize's _meta.mcp_servers tells ACP clients
+	case ev.Kind == event.SessionInfoUpdate && !a.announces(ev):
+		return
 	}
 	u, ok := acp.UpdateFromEvent(ev)
 	if !ok {
 		return
 	}
 	a.notify(ev.SessionID, u)
+}
+
+// announces reports whether the session info that opens a turn goes to
+// this client: ACP clients hear of a session's title once, when it gets
+// one (a session titled when attached keeps quiet).
+func (a *Agent) announces(ev event.Event) bool {
+	if ev.Info == nil || ev.Info.Title == "" {
+		return false
+	}
+	a.mu.Lock()
+	ls := a.sessions[ev.SessionID]
+	a.mu.Unlock()
+	if ls == nil {
+		return true
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	first := !ls.titled
+	ls.titled = true
+	return first
 }
 
 func (a *Agent) notify(sessionID string, u acp.SessionUpdate) {

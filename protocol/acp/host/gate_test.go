@@ -57,7 +57,7 @@ func runTurn(t *testing.T, r *Runner, asker permission.Asker) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var text strings.Builder
-	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("go")}, Asker: asker})
+	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("go")}, Gate: engine.Asking(asker)})
 	if err != nil || end.Err != nil {
 		t.Fatalf("prompt: %v %v", err, end.Err)
 	}
@@ -196,7 +196,7 @@ func TestTerminalCwdOutsideRefused(t *testing.T) {
 	work, outside := t.TempDir(), t.TempDir()
 	cfg := &config.Config{WorkDir: work, AllowShell: true, Permissions: config.Permissions{Allow: []string{"execute"}}}
 	r := &Runner{Engine: &engine.Engine{Config: cfg}}
-	h, _ := inProcess(t, acptest.Script{}, Options{WorkDir: work, AllowShell: true, Permission: r.gate("s", nil, nil, work, work)})
+	h, _ := inProcess(t, acptest.Script{}, Options{WorkDir: work, AllowShell: true, Permission: r.gate(r.Engine.Permit("s", engine.Gate{}), work, work)})
 	create := func(cwd string) error {
 		params, _ := json.Marshal(map[string]any{"sessionId": "s", "command": "sh", "args": []string{"-c", "touch ran"}, "cwd": cwd})
 		res, err := h.Request(context.Background(), "terminal/create", params)

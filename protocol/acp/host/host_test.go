@@ -96,7 +96,7 @@ func TestHostSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs, res := collect(t, turn)
-	if res.Err != nil || res.Completion.StopReason != acp.StopEndTurn || textOf(evs) != "one two" || res.Completion.OutputText != "one two" {
+	if res.Err != nil || res.Completion.StopReason != event.StopEndTurn || textOf(evs) != "one two" || res.Completion.OutputText != "one two" {
 		t.Fatalf("turn: %+v %q", res, textOf(evs))
 	}
 	if len(evs) != 3 || evs[1].Kind != event.ToolCall || evs[1].Tool.ID != "t1" || evs[1].Tool.Kind != "read" {
@@ -215,7 +215,7 @@ func TestHostCancel(t *testing.T) {
 	<-turn.Events // the first update: the turn runs
 	cancel()
 	_, res := collect(t, turn)
-	if res.Err != nil || res.Completion.StopReason != acp.StopCancelled {
+	if res.Err != nil || res.Completion.StopReason != event.StopCancelled {
 		t.Fatalf("%+v", res)
 	}
 	if len(rec.Method(acp.MethodSessionCancel)) != 1 {

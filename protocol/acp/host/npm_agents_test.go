@@ -50,7 +50,7 @@ func runClaude(t *testing.T, work string, shell bool, replies ...llmtest.Reply) 
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("go")}, Asker: permission.DenyAsker})
+	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("go")}, Gate: engine.Asking(permission.DenyAsker)})
 	if err != nil || end.Err != nil {
 		t.Fatalf("prompt: %v %v", err, end.Err)
 	}

@@ -160,18 +160,16 @@ func (r *Runner) Prompt(ctx context.Context, req engine.Request) (session.Meta, 
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	if req.Started != nil {
-		req.Started(meta)
-	}
 	sink := req.Sink
 	if sink == nil {
 		sink = event.Discard
 	}
+	sink.Emit(meta.InfoEvent()) // the stream opens with the session, as the engine's does
 	tr := &transcript{sink: sink, store: store, id: meta.ID, next: stored}
 	if err := tr.commit(message.Message{Role: message.RoleUser, Content: req.Input}); err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	r.setAsk(meta.ACP.SessionID, r.gate(meta.ID, req.Asker, req.Permit, workDir, cwd))
+	r.setAsk(meta.ACP.SessionID, r.gate(r.Engine.Permit(meta.ID, req.Gate), workDir, cwd))
 	defer r.setAsk(meta.ACP.SessionID, nil)
 
 	end := r.run(ctx, h, meta.ACP.SessionID, req.Input, tr)
@@ -252,7 +250,7 @@ func (r *Runner) run(ctx context.Context, h *Host, ext string, input []message.B
 	start := time.Now()
 	turn, err := h.Prompt(ctx, ext, acp.PromptBlocks(input))
 	if err != nil {
-		return event.End{StopReason: acp.StopEndTurn, Err: err}
+		return event.End{StopReason: event.StopEndTurn, Err: err}
 	}
 	grace := r.CancelGrace
 	if grace <= 0 {
@@ -286,7 +284,7 @@ func (r *Runner) run(ctx context.Context, h *Host, ext string, input []message.B
 	}
 	end := event.End{Iterations: 1, Duration: time.Since(start)}
 	if killed {
-		end.StopReason = acp.StopCancelled
+		end.StopReason = event.StopCancelled
 		r.Close()
 		return end
 	}
@@ -303,28 +301,25 @@ func (r *Runner) run(ctx context.Context, h *Host, ext string, input []message.B
 	}
 	if res.Err != nil {
 		if ctx.Err() != nil {
-			end.StopReason = acp.StopCancelled
+			end.StopReason = event.StopCancelled
 		} else {
-			end.StopReason, end.Err = acp.StopEndTurn, res.Err
+			end.StopReason, end.Err = event.StopEndTurn, res.Err
 		}
 	}
 	if end.StopReason == "" {
-		end.StopReason = acp.StopEndTurn
+		end.StopReason = event.StopEndTurn
 	}
 	return end
 }
 
-// gate answers the agent's permission requests with openheim's rules and
-// the turn's asker, choosing the agent's option of the matching kind
+// gate answers the agent's permission requests with the turn's gate
+// (openheim's rules and the turn's asker, or a parent turn's), choosing the agent's option of the matching kind
 // (allow once before allow always, so the agent keeps asking). A request
 // is judged by what it touches (reachOf: paths against the turn's work
 // directory root, a command as execute) through the one gate; the rules
 // see the call under its kind (read, edit, execute, ...), the kind the
 // reach gives it.
-func (r *Runner) gate(sessionID string, asker permission.Asker, permit func(context.Context, message.Block, string) bool, root, cwd string) func(context.Context, acp.RequestPermissionRequest) acp.RequestPermissionResponse {
-	if permit == nil {
-		permit = r.Engine.Permit(sessionID, asker)
-	}
+func (r *Runner) gate(permit engine.Permit, root, cwd string) func(context.Context, acp.RequestPermissionRequest) acp.RequestPermissionResponse {
 	shell := r.Engine.Config.AllowShell
 	return func(ctx context.Context, q acp.RequestPermissionRequest) acp.RequestPermissionResponse {
 		reach := reachOf(q.ToolCall, cwd)

@@ -6,12 +6,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -42,11 +43,21 @@ func TestRunnerKillsAgentIgnoringCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("hello?")}})
+	var mu sync.Mutex
+	var evs []event.Event
+	meta, end, err := r.Prompt(ctx, engine.Request{Input: []message.Block{message.Text("hello?")},
+		Sink: event.SinkFunc(func(ev event.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() })})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end.StopReason != acp.StopCancelled || time.Since(start) > 8*time.Second {
+	mu.Lock()
+	// The stream opens with the session, as the engine's turns do.
+	if len(evs) == 0 || evs[0].Kind != event.SessionInfoUpdate || evs[0].SessionID != meta.ID ||
+		*evs[0].Info != (event.SessionInfo{Title: "hello?", UpdatedAt: meta.CreatedAt, Model: "deaf", Provider: "acp", Cwd: dir}) {
+		t.Errorf("first event: %+v", evs)
+	}
+	mu.Unlock()
+	if end.StopReason != event.StopCancelled || time.Since(start) > 8*time.Second {
 		t.Fatalf("end %+v after %v", end, time.Since(start))
 	}
 	conv, err := store.Load(meta.ID)

@@ -32,7 +32,7 @@ type TurnResult struct {
 type TurnCompletion struct {
 	TurnID     string
 	OutputText string
-	StopReason string
+	StopReason event.StopReason
 	Usage      *acp.Usage
 }
 
@@ -109,7 +109,7 @@ func (h *Host) Prompt(ctx context.Context, id string, prompt []acp.ContentBlock)
 		switch {
 		case err != nil:
 			kind = "failed"
-		case resp.StopReason == acp.StopCancelled:
+		case resp.StopReason == event.StopCancelled:
 			kind = "cancelled"
 		}
 		h.hook(TurnEvent{Type: kind, SessionID: id, TurnID: t.id, Duration: time.Since(start), Err: err})

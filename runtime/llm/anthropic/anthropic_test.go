@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
@@ -63,7 +64,7 @@ func TestAnthropicStreamText(t *testing.T) {
 	if want := []llm.Delta{{Kind: llm.DeltaText, Text: "Hel"}, {Kind: llm.DeltaText, Text: "lo "}, {Kind: llm.DeltaText, Text: "wörld 🎉"}}; !reflect.DeepEqual(ds, want) {
 		t.Errorf("deltas = %#v", ds)
 	}
-	want := &llm.Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: llm.StopEndTurn,
+	want := &llm.Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: event.StopEndTurn,
 		Usage: message.Usage{InputTokens: 100, OutputTokens: 7, CacheReadTokens: 60, CacheCreationTokens: 20}}
 	if !reflect.DeepEqual(resp, want) {
 		t.Errorf("response = %#v", resp)
@@ -218,10 +219,10 @@ func TestAnthropicToolUse(t *testing.T) {
 }
 
 func TestAnthropicStopReasons(t *testing.T) {
-	for reason, want := range map[string]string{
-		"": llm.StopEndTurn, "stop": llm.StopEndTurn, "end_turn": llm.StopEndTurn, "stop_sequence": llm.StopEndTurn,
-		"length": llm.StopMaxTokens, "max_tokens": llm.StopMaxTokens, "tool_calls": llm.StopToolUse, "tool_use": llm.StopToolUse,
-		"content_filter": llm.StopRefusal, "refusal": llm.StopRefusal, "pause_turn": llm.StopPauseTurn, "something_new": llm.StopEndTurn,
+	for reason, want := range map[string]event.StopReason{
+		"": event.StopEndTurn, "stop": event.StopEndTurn, "end_turn": event.StopEndTurn, "stop_sequence": event.StopEndTurn,
+		"length": event.StopMaxTokens, "max_tokens": event.StopMaxTokens, "tool_calls": llm.StopToolUse, "tool_use": llm.StopToolUse,
+		"content_filter": event.StopRefusal, "refusal": event.StopRefusal, "pause_turn": llm.StopPauseTurn, "something_new": event.StopEndTurn,
 	} {
 		t.Run(reason, func(t *testing.T) {
 			_, p := setupAn(t, Config{}, llmtest.Reply{Text: []string{"x"}, FinishReason: reason})

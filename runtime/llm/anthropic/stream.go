@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/sse"
 	"github.com/openheim/openheim/runtime/llm/transport"
@@ -279,23 +280,23 @@ func (a *anAccumulator) response() *llm.Response {
 
 // anStopReason maps the API's stop_reason. An unknown or missing reason is
 // tool_use when the reply called tools, so the loop still runs them.
-func anStopReason(reason string, hasCalls bool) string {
+func anStopReason(reason string, hasCalls bool) event.StopReason {
 	switch reason {
 	case "end_turn", "stop_sequence":
-		return llm.StopEndTurn
+		return event.StopEndTurn
 	case "tool_use":
 		return llm.StopToolUse
 	case "max_tokens", "model_context_window_exceeded":
-		return llm.StopMaxTokens
+		return event.StopMaxTokens
 	case "refusal":
-		return llm.StopRefusal
+		return event.StopRefusal
 	case "pause_turn":
 		return llm.StopPauseTurn
 	}
 	if hasCalls {
 		return llm.StopToolUse
 	}
-	return llm.StopEndTurn
+	return event.StopEndTurn
 }
 
 // anAPIError is an `event: error` sent mid-stream.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
@@ -78,7 +79,7 @@ func TestGeminiStreamText(t *testing.T) {
 	if want := []llm.Delta{{Kind: llm.DeltaText, Text: "Hel"}, {Kind: llm.DeltaText, Text: "lo "}, {Kind: llm.DeltaText, Text: "wörld 🎉"}}; !reflect.DeepEqual(ds, want) {
 		t.Errorf("deltas = %#v", ds)
 	}
-	want := &llm.Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: llm.StopEndTurn,
+	want := &llm.Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: event.StopEndTurn,
 		Usage: message.Usage{InputTokens: 40, OutputTokens: 7, CacheReadTokens: 60}}
 	if !reflect.DeepEqual(resp, want) {
 		t.Errorf("response = %#v", resp)
@@ -109,7 +110,7 @@ func TestGeminiThinking(t *testing.T) {
 		t.Errorf("deltas = %#v", ds)
 	}
 	want := []message.Block{{Type: message.TypeThinking, Thinking: "let me think", Signature: sig("sig-T")}, message.Text("ok")}
-	if !reflect.DeepEqual(resp.Content, want) || resp.StopReason != llm.StopEndTurn {
+	if !reflect.DeepEqual(resp.Content, want) || resp.StopReason != event.StopEndTurn {
 		t.Errorf("response = %#v", resp)
 	}
 	if got := asJSON(t, srv.Requests()[0].Body["generationConfig"]); got != `{"thinkingConfig":{"includeThoughts":true,"thinkingBudget":-1}}` {
@@ -306,22 +307,22 @@ func TestGeminiFinishReasons(t *testing.T) {
 	call := []llmtest.ToolCall{{ID: "c", Name: "f", Arguments: `{}`}}
 	tests := []struct {
 		reply llmtest.Reply
-		want  string
+		want  event.StopReason
 	}{
-		{llmtest.Reply{Text: []string{"x"}}, llm.StopEndTurn},
-		{llmtest.Reply{Text: []string{"x"}, FinishReason: "length"}, llm.StopMaxTokens},
+		{llmtest.Reply{Text: []string{"x"}}, event.StopEndTurn},
+		{llmtest.Reply{Text: []string{"x"}, FinishReason: "length"}, event.StopMaxTokens},
 		{llmtest.Reply{ToolCalls: call}, llm.StopToolUse},
-		{llmtest.Reply{ToolCalls: call, FinishReason: "length"}, llm.StopMaxTokens},
-		{llmtest.Reply{FinishReason: "content_filter"}, llm.StopRefusal},
-		{llmtest.Reply{Text: []string{"x"}, FinishReason: "RECITATION"}, llm.StopRefusal},
-		{llmtest.Reply{FinishReason: "BLOCKLIST"}, llm.StopRefusal},
-		{llmtest.Reply{FinishReason: "PROHIBITED_CONTENT"}, llm.StopRefusal},
-		{llmtest.Reply{FinishReason: "SPII"}, llm.StopRefusal},
-		{llmtest.Reply{Text: []string{"x"}, FinishReason: "OTHER"}, llm.StopEndTurn},
-		{llmtest.Reply{FinishReason: "MALFORMED_FUNCTION_CALL"}, llm.StopEndTurn},
+		{llmtest.Reply{ToolCalls: call, FinishReason: "length"}, event.StopMaxTokens},
+		{llmtest.Reply{FinishReason: "content_filter"}, event.StopRefusal},
+		{llmtest.Reply{Text: []string{"x"}, FinishReason: "RECITATION"}, event.StopRefusal},
+		{llmtest.Reply{FinishReason: "BLOCKLIST"}, event.StopRefusal},
+		{llmtest.Reply{FinishReason: "PROHIBITED_CONTENT"}, event.StopRefusal},
+		{llmtest.Reply{FinishReason: "SPII"}, event.StopRefusal},
+		{llmtest.Reply{Text: []string{"x"}, FinishReason: "OTHER"}, event.StopEndTurn},
+		{llmtest.Reply{FinishReason: "MALFORMED_FUNCTION_CALL"}, event.StopEndTurn},
 	}
 	for _, tt := range tests {
-		t.Run(tt.reply.FinishReason+"/"+tt.want, func(t *testing.T) {
+		t.Run(tt.reply.FinishReason+"/"+string(tt.want), func(t *testing.T) {
 			_, p := geminiSetup(t, Config{}, tt.reply)
 			_, resp, err := wiretest.Collect(t, p, geminiRequest())
 			if err != nil || resp.StopReason != tt.want {
@@ -337,7 +338,7 @@ func TestGeminiFinishReasons(t *testing.T) {
 func TestGeminiPromptBlockedAndUsage(t *testing.T) {
 	blocked := `data: {"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":5,"totalTokenCount":5}}` + "\n\n"
 	resp, err := decodeGMStream(strings.NewReader(blocked), 0, nil)
-	if err != nil || resp.StopReason != llm.StopRefusal || len(resp.Content) != 0 || resp.Usage.InputTokens != 5 {
+	if err != nil || resp.StopReason != event.StopRefusal || len(resp.Content) != 0 || resp.Usage.InputTokens != 5 {
 		t.Fatalf("blocked: %#v, %v", resp, err)
 	}
 	// Usage is cumulative and the last report wins; thoughts count as output.

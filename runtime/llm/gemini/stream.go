@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/sse"
 	"github.com/openheim/openheim/runtime/llm/transport"
@@ -183,21 +184,21 @@ func (a *gmAccumulator) response() *llm.Response {
 // content filters are refusals; received function calls make any other
 // normal end tool_use (Gemini says STOP after calling functions), but
 // MAX_TOKENS stays max_tokens.
-func mapGeminiFinish(reason, blocked string, hasCalls bool) string {
+func mapGeminiFinish(reason, blocked string, hasCalls bool) event.StopReason {
 	if blocked != "" {
-		return llm.StopRefusal
+		return event.StopRefusal
 	}
 	switch reason {
 	case "MAX_TOKENS":
-		return llm.StopMaxTokens
+		return event.StopMaxTokens
 	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
 		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT":
-		return llm.StopRefusal
+		return event.StopRefusal
 	}
 	if hasCalls {
 		return llm.StopToolUse
 	}
-	return llm.StopEndTurn
+	return event.StopEndTurn
 }
 
 // gmStreamError turns an in-stream error object into an error: a StatusError

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
@@ -53,7 +54,7 @@ func TestOpenAIStreamText(t *testing.T) {
 	}
 	want := &llm.Response{
 		Content:    []message.Block{{Type: message.TypeThinking, Thinking: "let me think"}, message.Text("Hello wörld 🎉")},
-		StopReason: llm.StopEndTurn,
+		StopReason: event.StopEndTurn,
 		Usage:      message.Usage{InputTokens: 40, OutputTokens: 7, CacheReadTokens: 60},
 	}
 	if !reflect.DeepEqual(resp, want) {
@@ -121,7 +122,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 		name  string
 		reply llmtest.Reply
 		want  []message.Block // ids "" are checked as generated
-		stop  string
+		stop  event.StopReason
 	}{
 		{"split fragments", llmtest.Reply{ToolCalls: []llmtest.ToolCall{
 			{ID: "call_a", Name: "read_file", Arguments: `{"path":"dïr/ünïcode.txt","limit":10}`, Split: 7},
@@ -142,7 +143,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 		{"stop with calls is tool_use", llmtest.Reply{FinishReason: "stop", ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "x", Arguments: `{}`}}},
 			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "x", Arguments: `{}`}}, llm.StopToolUse},
 		{"length with calls stays max_tokens", llmtest.Reply{FinishReason: "length", ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "x", Arguments: `{"a":`}}},
-			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "x", Arguments: `{"a":`}}, llm.StopMaxTokens},
+			[]message.Block{{Type: message.TypeToolUse, ID: "c", Name: "x", Arguments: `{"a":`}}, event.StopMaxTokens},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,9 +174,9 @@ func TestOpenAIToolCalls(t *testing.T) {
 }
 
 func TestOpenAIFinishReasons(t *testing.T) {
-	for reason, want := range map[string]string{
-		"stop": llm.StopEndTurn, "length": llm.StopMaxTokens, "content_filter": llm.StopRefusal,
-		"tool_calls": llm.StopToolUse, "function_call": llm.StopToolUse, "eos": llm.StopEndTurn,
+	for reason, want := range map[string]event.StopReason{
+		"stop": event.StopEndTurn, "length": event.StopMaxTokens, "content_filter": event.StopRefusal,
+		"tool_calls": llm.StopToolUse, "function_call": llm.StopToolUse, "eos": event.StopEndTurn,
 	} {
 		t.Run(reason, func(t *testing.T) {
 			_, p := setup(t, Config{}, llmtest.Reply{Text: []string{"x"}, FinishReason: reason})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/sse"
 	"github.com/openheim/openheim/runtime/llm/transport"
@@ -306,19 +307,19 @@ func (a *oaAccumulator) response() *llm.Response {
 // "stop" and unknown reasons because several servers (Ollama, older vLLM)
 // report "stop" after calling tools, and the loop must still run them;
 // "length" stays max_tokens since the arguments may then be truncated.
-func mapFinishReason(reason string, hasCalls bool) string {
+func mapFinishReason(reason string, hasCalls bool) event.StopReason {
 	switch reason {
 	case "length":
-		return llm.StopMaxTokens
+		return event.StopMaxTokens
 	case "content_filter":
-		return llm.StopRefusal
+		return event.StopRefusal
 	case "tool_calls", "function_call":
 		return llm.StopToolUse
 	}
 	if hasCalls {
 		return llm.StopToolUse
 	}
-	return llm.StopEndTurn
+	return event.StopEndTurn
 }
 
 // chunkError turns an in-stream error object into an error. A numeric code

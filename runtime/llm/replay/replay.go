@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/transport"
 	"github.com/openheim/openheim/runtime/message"
@@ -55,9 +56,9 @@ type CassetteReply struct {
 	Content []message.Block `json:"content,omitempty"`
 	// Stream, when set, is the exact sequence of streamed fragments (what
 	// `--record` saw), replayed as is instead of splitting text into words.
-	Stream     []CassetteDelta `json:"stream,omitempty"`
-	StopReason string          `json:"stop_reason,omitempty"` // default: tool_use with tool calls, else end_turn
-	Usage      message.Usage   `json:"usage"`
+	Stream     []CassetteDelta  `json:"stream,omitempty"`
+	StopReason event.StopReason `json:"stop_reason,omitempty"` // default: tool_use with tool calls, else end_turn
+	Usage      message.Usage    `json:"usage"`
 }
 
 // CassetteDelta is one streamed fragment: text, or thinking.
@@ -101,7 +102,7 @@ func LoadCassette(path string) (*Cassette, error) {
 	for i := range c.Replies {
 		r := &c.Replies[i]
 		switch r.StopReason {
-		case "", llm.StopEndTurn, llm.StopToolUse, llm.StopMaxTokens, llm.StopRefusal, llm.StopPauseTurn:
+		case "", event.StopEndTurn, llm.StopToolUse, event.StopMaxTokens, event.StopRefusal, llm.StopPauseTurn:
 		default:
 			return nil, fmt.Errorf("replay: cassette %s: reply %d: unknown stop_reason %q", path, i+1, r.StopReason)
 		}
@@ -203,7 +204,7 @@ func (p *replayProvider) Stream(ctx context.Context, req *llm.Request, onDelta f
 		return nil, err
 	}
 	if resp.StopReason == "" {
-		resp.StopReason = llm.StopEndTurn
+		resp.StopReason = event.StopEndTurn
 		if len(rep.ToolCalls) > 0 || len(message.Message{Content: resp.Content}.ToolUses()) > 0 {
 			resp.StopReason = llm.StopToolUse
 		}

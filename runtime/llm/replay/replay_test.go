@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 )
@@ -84,11 +85,11 @@ func TestReplayPlaysInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.StopReason != llm.StopMaxTokens || second.Content[0].Text != "Done." {
+	if second.StopReason != event.StopMaxTokens || second.Content[0].Text != "Done." {
 		t.Errorf("second = %#v", second)
 	}
 	third, err := p.Stream(context.Background(), &llm.Request{}, nil)
-	if err != nil || third.StopReason != llm.StopEndTurn || third.Content[0].Text != "no request check" {
+	if err != nil || third.StopReason != event.StopEndTurn || third.Content[0].Text != "no request check" {
 		t.Errorf("third = %#v, %v", third, err)
 	}
 	_, err = p.Stream(context.Background(), &llm.Request{}, nil)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
 )
@@ -37,7 +38,7 @@ func (f *fakeProvider) Stream(ctx context.Context, req *llm.Request, onDelta fun
 	if i < len(f.errs) && f.errs[i] != nil {
 		return nil, f.errs[i]
 	}
-	return &llm.Response{Content: []message.Block{message.Text("ok")}, StopReason: llm.StopEndTurn}, nil
+	return &llm.Response{Content: []message.Block{message.Text("ok")}, StopReason: event.StopEndTurn}, nil
 }
 
 // fastPolicy backs off for milliseconds and takes no Retry-After wait.

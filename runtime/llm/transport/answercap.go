@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 )
 
@@ -65,6 +66,6 @@ func (c *AnswerCap) Charge(n int) error {
 func (c *AnswerCap) Capped(resp *llm.Response) *llm.Response {
 	slog.Warn("llm: the model's answer passed max_answer_bytes; it was cut there and the call stopped",
 		"max_answer_bytes", c.limit)
-	resp.StopReason = llm.StopMaxTokens
+	resp.StopReason = event.StopMaxTokens
 	return resp
 }

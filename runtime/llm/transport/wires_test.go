@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/anthropic"
 	"github.com/openheim/openheim/runtime/llm/gemini"
@@ -81,7 +82,7 @@ func TestAnswerCapWires(t *testing.T) {
 				if err != nil {
 					t.Fatalf("err = %v after %v", err, time.Since(start))
 				}
-				if resp.StopReason != llm.StopMaxTokens {
+				if resp.StopReason != event.StopMaxTokens {
 					t.Errorf("stop = %q", resp.StopReason)
 				}
 				var streamed strings.Builder
@@ -117,7 +118,7 @@ func TestAnswerCapToolArguments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.StopReason != llm.StopMaxTokens {
+			if resp.StopReason != event.StopMaxTokens {
 				t.Errorf("stop = %q", resp.StopReason)
 			}
 			total := 0
@@ -138,7 +139,7 @@ func TestAnswerCapUnderLimit(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			srv, p, req := w.setup(t, 12, llmtest.Reply{Text: []string{"hello ", "world!"}})
 			_, resp, err := wiretest.Collect(t, retry.Wrap(p, wiretest.FastPolicy), req)
-			if err != nil || resp.StopReason != llm.StopEndTurn || answerText(resp) != "hello world!" || len(srv.Requests()) != 1 {
+			if err != nil || resp.StopReason != event.StopEndTurn || answerText(resp) != "hello world!" || len(srv.Requests()) != 1 {
 				t.Fatalf("resp = %+v, err = %v", resp, err)
 			}
 		})
