@@ -22,7 +22,6 @@ import (
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/redact"
 	"github.com/openheim/openheim/runtime/session"
-	"github.com/openheim/openheim/runtime/subagent"
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -221,7 +220,7 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if sink == nil {
 		sink = event.Discard
 	}
-	sink = subagent.SyncSink(sink)
+	sink = event.Sync(sink) // the one serialiser: a no-op for a Queue
 	if err := e.addDelegate(registry, resolved, provider, permit, sink, meta.ID); err != nil {
 		return session.Meta{}, event.End{}, err
 	}
