@@ -34,7 +34,10 @@ const (
 
 // Options configure the API.
 type Options struct {
-	Engine  *engine.Engine
+	Engine *engine.Engine
+	// Runner runs the sessions' turns; nil: Engine. Compaction always
+	// runs on Engine.
+	Runner  engine.Runner
 	Hub     *live.Hub
 	Store   session.Store // the sessions, as turns write them (re-indexed on change)
 	Catalog *history.Catalog

@@ -26,11 +26,11 @@ func BenchmarkStreamDelta(b *testing.B) {
 				tr.subscribe(s)
 				ss = append(ss, s)
 			}
-			tr.Send(event.Event{SessionID: id, Kind: event.TurnStart, Messages: []message.Message{{Role: message.RoleUser}}})
+			tr.Emit(event.Event{SessionID: id, Kind: event.TurnStart, Messages: []message.Message{{Role: message.RoleUser}}})
 			ev := event.Text(id, event.AgentMessageChunk, "a typical token ")
 			b.ReportAllocs()
 			for b.Loop() {
-				tr.Send(ev)
+				tr.Emit(ev)
 				for _, s := range ss {
 					<-s.frames
 				}

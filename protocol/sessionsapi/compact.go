@@ -1,6 +1,7 @@
 package sessionsapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -17,25 +18,17 @@ func (a *API) compact(t *tracker) error {
 	if err != nil {
 		return err
 	}
-	hub := a.opts.Hub
-	ctx, err := hub.Begin(t.id, nil)
-	if err != nil {
-		var busy *session.BusyError
-		if errors.As(err, &busy) {
-			return &apiError{http.StatusConflict, "a turn is running: wait for it or interrupt it, then compact"}
-		}
-		return err
-	}
-	queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { hub.Publish(ev, nil) }), turnEvents)
-	req.Sink = queue
-	go func() {
-		defer hub.Delivered()
+	_, err = a.opts.Hub.Run(t.id, nil, func(ctx context.Context, sink event.Sink) (event.End, error) {
+		req.Sink = sink
 		end, err := a.opts.Engine.Compact(ctx, req)
-		queue.Close()
 		if errors.Is(err, engine.ErrNothingToCompact) {
 			end.Err, err = err, nil
 		}
-		hub.End(t.id, end, err)
-	}()
-	return nil
+		return end, err
+	})
+	var busy *session.BusyError
+	if errors.As(err, &busy) {
+		return &apiError{http.StatusConflict, "a turn is running: wait for it or interrupt it, then compact"}
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package sessionsapi
 
 import (
+	"context"
 	"errors"
 
 	"github.com/openheim/openheim/runtime/engine"
@@ -9,9 +10,6 @@ import (
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
-
-// turnEvents bounds a turn's events waiting for the hub's subscribers.
-const turnEvents = 4096
 
 // runnerState is the session's queued input: messages posted while a turn
 // runs wait here and are taken in at the turn's next checkpoint, or start
@@ -99,29 +97,22 @@ func (t *tracker) kick() {
 	t.mu.Unlock()
 }
 
-// start runs a turn with in as its input.
+// start runs a turn with in as its input, on the session's runner.
 func (t *tracker) start(in queuedInput) error {
 	req, err := t.api.request(t)
 	if err != nil {
 		return err
 	}
-	hub := t.api.opts.Hub
-	ctx, err := hub.Begin(t.id, in.msg.Content)
-	if err != nil {
-		return err
-	}
-	t.mu.Lock()
-	t.runner.consumed = append(t.runner.consumed, in.id)
-	t.mu.Unlock()
-	queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { hub.Publish(ev, nil) }), turnEvents)
-	req.Input, req.Sink = in.msg.Content, queue
-	go func() {
-		defer hub.Delivered()
-		_, end, err := t.api.opts.Engine.Prompt(ctx, req)
-		queue.Close()
-		hub.End(t.id, end, err)
-	}()
-	return nil
+	runner := t.api.runner(t.id)
+	_, err = t.api.opts.Hub.Run(t.id, in.msg.Content, func(ctx context.Context, sink event.Sink) (event.End, error) {
+		t.mu.Lock() // before the turn stores its input (Committed)
+		t.runner.consumed = append(t.runner.consumed, in.id)
+		t.mu.Unlock()
+		req.Input, req.Sink = in.msg.Content, sink
+		_, end, err := runner.Prompt(ctx, req)
+		return end, err
+	})
+	return err
 }
 
 // interrupt cancels the running turn at once and drops the queued input;
@@ -169,6 +160,14 @@ func (a *API) request(t *tracker) (engine.Request, error) {
 		req.Tools.Extra = append(req.Tools.Extra, &clientTool{spec: ct, t: t})
 	}
 	return req, nil
+}
+
+// runner runs session id's turns: Options.Runner, else the engine.
+func (a *API) runner(string) engine.Runner {
+	if a.opts.Runner != nil {
+		return a.opts.Runner
+	}
+	return a.opts.Engine
 }
 
 // agentOf is the session's agent; one deleted since falls back to the

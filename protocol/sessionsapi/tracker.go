@@ -2,8 +2,8 @@ package sessionsapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
-	"time"
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
@@ -98,9 +98,9 @@ func (t *tracker) statusLocked() string {
 	return statusIdle
 }
 
-// Send implements live.Subscriber: it runs on the hub's delivering
+// Emit implements event.Sink for the hub: it runs on the hub's delivering
 // goroutine, so it only converts and queues.
-func (t *tracker) Send(ev event.Event) {
+func (t *tracker) Emit(ev event.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -125,6 +125,8 @@ func (t *tracker) Send(ev event.Event) {
 		t.delta(messageID(t.next), "message", "response.output_text.delta", ev)
 	case event.UsageUpdate:
 		t.turn.usage = ev.Usage
+	case event.Dropped:
+		t.dropped(ev.Count)
 	case event.TurnEnd:
 		t.ended(ev.End)
 	}
@@ -149,13 +151,13 @@ func (t *tracker) committed(p int, m message.Message) {
 		if !opening && m.Content[0].Type == message.TypeImage {
 			return // images of tool results: in the snapshot, not news
 		}
-		t.emit("session.input.consumed", map[string]any{"data": map[string]any{
+		t.emitSSE("session.input.consumed", map[string]any{"data": map[string]any{
 			"queued_item_id": t.runner.consumedID(items[0].ID), "type": "message", "position": p,
 			"data": map[string]any{"role": "user", "content": items[0].Content}, "item": items[0]}})
 		if opening && t.turn.running {
 			resp := t.response("in_progress")
-			t.emit("response.created", map[string]any{"response": resp})
-			t.emit("response.in_progress", map[string]any{"response": resp})
+			t.emitSSE("response.created", map[string]any{"response": resp})
+			t.emitSSE("response.in_progress", map[string]any{"response": resp})
 		}
 	default:
 		for _, it := range items {
@@ -168,11 +170,11 @@ func (t *tracker) committed(p int, m message.Message) {
 // added went out with its first delta), then done.
 func (t *tracker) emitItem(it Item, always bool) {
 	if _, streamed := t.turn.open[it.ID]; !streamed || always {
-		t.emit("response.output_item.added", map[string]any{"output_index": t.indexOf(it.ID), "item": it})
+		t.emitSSE("response.output_item.added", map[string]any{"output_index": t.indexOf(it.ID), "item": it})
 	}
 	delete(t.turn.open, it.ID)
 	t.turn.output = append(t.turn.output, it)
-	t.emit("response.output_item.done", map[string]any{"output_index": t.indexOf(it.ID), "item": it})
+	t.emitSSE("response.output_item.done", map[string]any{"output_index": t.indexOf(it.ID), "item": it})
 }
 
 func (t *tracker) indexOf(id string) int {
@@ -201,9 +203,9 @@ func (t *tracker) delta(id, typ, name string, ev event.Event) {
 			it.Role = "assistant"
 		}
 		t.turn.open[id] = it
-		t.emit("response.output_item.added", map[string]any{"output_index": t.indexOf(id), "item": it})
+		t.emitSSE("response.output_item.added", map[string]any{"output_index": t.indexOf(id), "item": it})
 	}
-	t.emit(name, map[string]any{"item_id": id, "output_index": t.indexOf(id), "content_index": 0, "delta": ev.Content.Text})
+	t.emitSSE(name, map[string]any{"item_id": id, "output_index": t.indexOf(id), "content_index": 0, "delta": ev.Content.Text})
 }
 
 // ended closes the turn's response and returns the session to idle.
@@ -222,7 +224,7 @@ func (t *tracker) ended(end *event.End) {
 		}
 		t.finish("response.incomplete", "incomplete", end, map[string]any{"reason": reason}, nil)
 		if t.turn.interrupted {
-			t.emit("session.interrupted", map[string]any{"data": map[string]any{
+			t.emitSSE("session.interrupted", map[string]any{"data": map[string]any{
 				"requested_at": t.runner.interruptedAt, "queued_item_id": nil, "dropped_queued_item_ids": t.runner.dropped}})
 		}
 	case end.Err != nil:
@@ -237,15 +239,23 @@ func (t *tracker) ended(end *event.End) {
 	t.turn = turnState{}
 	t.runner.dropped = nil
 	t.emitStatus()
+	// The hub unregistered the turn before this event: queued input runs
+	// next (not on the hub's delivering goroutine, which a turn's start
+	// would wait for).
 	go func() {
-		// The hub unregisters the turn just after this event: wait for
-		// that (or for a turn begun elsewhere meanwhile, whose end kicks).
-		for i := 0; i < 200 && t.api.opts.Hub.IsRunning(t.id); i++ {
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.kick() // queued input runs next
+		t.kick()
 		t.api.sessions.release(t.id, t)
 	}()
+}
+
+// dropped tells the streams that the hub dropped n live events of the
+// turn for a watcher that fell behind (only droppable ones: deltas and
+// usage; stored items still arrive whole): seed 003's response.error,
+// with code events_dropped, as the response goes on.
+func (t *tracker) dropped(n int) {
+	t.emitSSE("response.error", map[string]any{"code": "events_dropped", "param": nil, "count": n,
+		"message": fmt.Sprintf("%d live events were dropped because a watcher of the session fell behind; "+
+			"stored items still arrive whole (response.output_item.done, the snapshot)", n)})
 }
 
 // idleLocked reports whether nothing needs the tracker: no stream, no
@@ -267,7 +277,7 @@ func (t *tracker) finish(name, status string, end *event.End, incomplete, errObj
 	if errObj != nil {
 		resp["error"] = errObj
 	}
-	t.emit(name, map[string]any{"response": resp})
+	t.emitSSE(name, map[string]any{"response": resp})
 }
 
 // response is the Responses-style object of the open response.
@@ -282,11 +292,11 @@ func (t *tracker) response(status string) map[string]any {
 
 func (t *tracker) emitStatus() {
 	s := t.statusLocked()
-	t.emit("session.status", map[string]any{"conversation_id": t.conv, "status": s, "data": map[string]any{"status": s}})
+	t.emitSSE("session.status", map[string]any{"conversation_id": t.conv, "status": s, "data": map[string]any{"status": s}})
 }
 
-// emit encodes one stream event and queues it for every subscriber.
-func (t *tracker) emit(name string, fields map[string]any) {
+// emitSSE encodes one stream event and queues it for every subscriber.
+func (t *tracker) emitSSE(name string, fields map[string]any) {
 	fields["type"] = name
 	data, err := json.Marshal(fields)
 	if err != nil {

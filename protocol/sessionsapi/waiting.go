@@ -51,7 +51,7 @@ func (t *tracker) Ask(ctx context.Context, r permission.Request) (permission.Out
 		return permission.RejectOnce, errors.New("the session was closed")
 	}
 	t.waiting.asks[id] = p
-	t.emit("response.elicitation_request", copyMap(p.request))
+	t.emitSSE("response.elicitation_request", copyMap(p.request))
 	t.emitStatus()
 	t.mu.Unlock()
 
@@ -64,7 +64,7 @@ func (t *tracker) Ask(ctx context.Context, r permission.Request) (permission.Out
 	t.mu.Lock()
 	delete(t.waiting.asks, id)
 	if !t.closed {
-		t.emit("response.elicitation_resolved", map[string]any{"elicitation_id": id, "action": answer})
+		t.emitSSE("response.elicitation_resolved", map[string]any{"elicitation_id": id, "action": answer})
 		t.emitStatus()
 	}
 	t.mu.Unlock()

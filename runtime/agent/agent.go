@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/openheim/openheim/runtime/event"
@@ -61,7 +60,9 @@ type Turn struct {
 // model output. Cancelling ctx stops the stream and the running tools.
 func (a *Agent) Run(ctx context.Context, t Turn) event.End {
 	start := time.Now()
-	r := &run{Agent: a, turn: t, sink: &lockedSink{sink: t.Sink}}
+	// Tools run concurrently and emit from their goroutines: Sync is a
+	// no-op for a sink that is already safe (a turn's Queue).
+	r := &run{Agent: a, turn: t, sink: event.Sync(t.Sink)}
 	end := r.loop(ctx)
 	end.Duration = time.Since(start)
 	return end
@@ -70,7 +71,7 @@ func (a *Agent) Run(ctx context.Context, t Turn) event.End {
 type run struct {
 	*Agent
 	turn      Turn
-	sink      *lockedSink
+	sink      event.Sink
 	msgs      []message.Message
 	turnStart int // msgs[turnStart] is this turn's user message
 	tools     []llm.ToolSpec
@@ -249,20 +250,4 @@ func stopReason(s event.StopReason) event.StopReason {
 		return s
 	}
 	return event.StopEndTurn
-}
-
-// lockedSink serialises events from concurrent tool goroutines so sinks need
-// not be safe for concurrent use.
-type lockedSink struct {
-	mu   sync.Mutex
-	sink event.Sink
-}
-
-func (l *lockedSink) Emit(e event.Event) {
-	if l.sink == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sink.Emit(e)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/openheim/openheim/runtime/llm/replay"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
-	"github.com/openheim/openheim/runtime/subagent"
 	"github.com/openheim/openheim/runtime/tools"
 )
 
@@ -164,7 +163,7 @@ func (e *Engine) arm(t *turn) error {
 	if t.sink == nil {
 		t.sink = event.Discard
 	}
-	t.sink = subagent.SyncSink(t.sink)
+	t.sink = event.Sync(t.sink)
 	if err := e.addDelegate(t.tools, t.model, t.provider, t.permit, t.sink, t.meta.ID); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package event
 
 import (
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/openheim/openheim/runtime/message"
@@ -29,7 +30,8 @@ const (
 	// not be connected, so its tools are left out; Server is its status.
 	// Emitted right after the turn's opening session info.
 	MCPServerFailed Kind = "mcp_server_failed"
-	// Dropped says a slow consumer lost events; Count says how many.
+	// Dropped says a slow consumer lost events; Count says how many. Only
+	// droppable kinds are ever lost (Kind.Droppable).
 	Dropped Kind = "dropped"
 	// TurnEnd is the last event of a turn; it is not a session/update.
 	TurnEnd Kind = "turn_end"
@@ -42,6 +44,20 @@ const (
 	// the history (the sessions API) learn it here.
 	Committed Kind = "committed"
 )
+
+// Droppable reports whether a bounded buffer may drop events of kind k
+// when its consumer falls behind: text and thought chunks, usage and plan
+// updates are superseded or stored whole later (a Committed message holds
+// the full text). Everything else is what a transport needs to stay
+// consistent (a committed message, a tool call and its updates, the turn's
+// start and end, session info) and is never dropped.
+func (k Kind) Droppable() bool {
+	switch k {
+	case AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, UsageUpdate, Plan:
+		return true
+	}
+	return false
+}
 
 // Tool call statuses.
 const (
@@ -171,6 +187,11 @@ type End struct {
 
 // Sink consumes events. Emit must not block for long: a sink that may be slow
 // wraps itself in a Queue.
+//
+// The sink a turn emits to must be safe for concurrent use: tools run in
+// parallel and subagents emit from their own goroutines (DESIGN.md §2).
+// Sync is the one place that makes a sink so; a Queue already is, and Sync
+// returns it as it is, so every event passes one serialising lock.
 type Sink interface {
 	Emit(Event)
 }
@@ -181,8 +202,45 @@ type SinkFunc func(Event)
 // Emit calls f.
 func (f SinkFunc) Emit(e Event) { f(e) }
 
-// Discard drops every event.
-var Discard Sink = SinkFunc(func(Event) {})
+// Discard drops every event (safe for concurrent use).
+var Discard Sink = discard{}
+
+type discard struct{}
+
+func (discard) Emit(Event)      {}
+func (discard) concurrentSafe() {}
+
+// concurrent is a sink safe for concurrent use: Sync leaves it alone.
+type concurrent interface {
+	Sink
+	concurrentSafe()
+}
+
+// Sync returns s made safe for concurrent use: s itself when it already
+// is (a Queue, Discard, an earlier Sync), else s behind a mutex. nil is
+// Discard.
+func Sync(s Sink) Sink {
+	switch s.(type) {
+	case nil:
+		return Discard
+	case concurrent:
+		return s
+	}
+	return &syncSink{sink: s}
+}
+
+type syncSink struct {
+	mu   sync.Mutex
+	sink Sink
+}
+
+func (s *syncSink) Emit(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sink.Emit(e)
+}
+
+func (*syncSink) concurrentSafe() {}
 
 // Text returns a text chunk event of the given kind.
 func Text(sessionID string, kind Kind, s string) Event {

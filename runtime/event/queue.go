@@ -2,11 +2,17 @@ package event
 
 import "sync"
 
-// Queue decouples a producer from a slow consumer with a bounded buffer so
-// that the turn never waits on a transport. When the buffer is full, text
-// chunks are merged into the chunk queued last (nothing is lost) and other
-// events are dropped and counted; the consumer then sees a Dropped event
-// before the next delivered one, so a loss is never silent.
+// Queue decouples a producer from a slow consumer with a buffer so that the
+// turn never waits on a transport. Its limit bounds the droppable events
+// (Kind.Droppable): when the buffer is full, text chunks are merged into the
+// chunk queued last (nothing is lost), other droppable events are dropped
+// and counted, and the consumer then sees a Dropped event before the next
+// delivered one, so a loss is never silent. Events a transport needs to stay
+// consistent (Committed, tool calls, TurnEnd...) are queued past the limit:
+// they are bounded by the turn itself, whose history holds them anyway.
+//
+// Emit is safe for concurrent use; the queue's lock is the one serialiser
+// of a turn's stream (see Sink).
 type Queue struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -49,7 +55,7 @@ func (q *Queue) Emit(e Event) {
 			last.Content = &merged
 			return
 		}
-		if e.Kind != TurnEnd {
+		if e.Kind.Droppable() {
 			q.dropped++
 			return
 		}
@@ -63,6 +69,8 @@ func (q *Queue) Emit(e Event) {
 	q.queued++
 	q.cond.Signal()
 }
+
+func (*Queue) concurrentSafe() {}
 
 // Flush waits until every event queued before it was delivered: a terminal
 // that asks the user something first shows what led to the question.

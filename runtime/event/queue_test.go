@@ -1,6 +1,7 @@
 package event
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,8 @@ func TestQueueMergesTextAndReportsDrops(t *testing.T) {
 	q.Emit(Text("s", AgentMessageChunk, "a"))
 	q.Emit(Text("s", AgentMessageChunk, "b"))
 	q.Emit(Text("s", AgentMessageChunk, "c"))                                   // full: merged into "b"
-	q.Emit(Event{SessionID: "s", Kind: ToolCall, Tool: &ToolCallInfo{ID: "x"}}) // full: dropped
+	q.Emit(Event{SessionID: "s", Kind: ToolCall, Tool: &ToolCallInfo{ID: "x"}}) // full: kept all the same
+	q.Emit(Event{SessionID: "s", Kind: Plan})                                   // full: dropped
 	q.Emit(Event{SessionID: "s", Kind: TurnEnd, End: &End{}})                   // never dropped
 	close(sink.gate)
 	q.Close()
@@ -50,7 +52,7 @@ func TestQueueMergesTextAndReportsDrops(t *testing.T) {
 	if text != "abc" {
 		t.Errorf("text = %q, nothing may be lost", text)
 	}
-	if got := strings.Join(kinds, ","); got != "tool_call,agent_message_chunk,agent_message_chunk,dropped,turn_end" {
+	if got := strings.Join(kinds, ","); got != "tool_call,agent_message_chunk,agent_message_chunk,tool_call,dropped,turn_end" {
 		t.Errorf("kinds = %s", got)
 	}
 }
@@ -102,4 +104,102 @@ func TestQueueFlushAfterCloseReturns(t *testing.T) {
 	q.Emit(Text("s", AgentMessageChunk, "a"))
 	q.Close()
 	q.Flush()
+}
+
+// TestQueueNeverDropsCommitted: a consumer stalled under a flood of chunks,
+// usage updates, tool calls and committed messages loses only droppable
+// events, says so, and gets every Committed and tool call, in order, and
+// the turn's end last.
+func TestQueueNeverDropsCommitted(t *testing.T) {
+	sink := &slowSink{gate: make(chan struct{}), started: make(chan struct{})}
+	q := NewQueue(sink, 8)
+	q.Emit(Event{SessionID: "s", Kind: TurnStart})
+	<-sink.started // the consumer holds this one until the flood is over
+	const commits = 200
+	for i := range commits {
+		for j := range 20 {
+			kind := AgentMessageChunk
+			if j%2 == 1 {
+				kind = AgentThoughtChunk // alternating kinds cannot merge
+			}
+			q.Emit(Text("s", kind, "x"))
+			q.Emit(Event{SessionID: "s", Kind: UsageUpdate, Usage: &ContextUsage{Used: int64(j)}})
+		}
+		q.Emit(Event{SessionID: "s", Kind: ToolCall, Tool: &ToolCallInfo{ID: fmt.Sprint(i)}})
+		q.Emit(Event{SessionID: "s", Kind: Committed, Index: i})
+	}
+	q.Emit(Event{SessionID: "s", Kind: TurnEnd, End: &End{}})
+	close(sink.gate)
+	q.Close()
+
+	next, calls, dropped := 0, 0, 0
+	for i, e := range sink.events {
+		switch e.Kind {
+		case Committed:
+			if e.Index != next {
+				t.Fatalf("committed #%d arrived as #%d", e.Index, next)
+			}
+			next++
+		case ToolCall:
+			if e.Tool.ID != fmt.Sprint(calls) {
+				t.Fatalf("tool call %s arrived as #%d", e.Tool.ID, calls)
+			}
+			calls++
+		case Dropped:
+			dropped += e.Count
+		case TurnEnd:
+			if i != len(sink.events)-1 {
+				t.Errorf("turn_end at %d of %d", i, len(sink.events))
+			}
+		}
+	}
+	if next != commits || calls != commits {
+		t.Errorf("%d of %d committed and %d tool calls arrived", next, commits, calls)
+	}
+	if dropped == 0 {
+		t.Error("nothing was dropped: the flood did not overflow the queue")
+	}
+}
+
+func TestSyncWrapsOnce(t *testing.T) {
+	q := NewQueue(Discard, 4)
+	defer q.Close()
+	if Sync(q) != Sink(q) {
+		t.Error("a Queue is already safe: Sync must return it")
+	}
+	if Sync(nil) != Discard || Sync(Discard) != Discard {
+		t.Error("Sync(nil) and Sync(Discard) must be Discard")
+	}
+	var got []Event // not safe by itself: Sync makes it so
+	s := Sync(SinkFunc(func(e Event) { got = append(got, e) }))
+	if Sync(s) != s {
+		t.Error("Sync wrapped a synced sink again")
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				s.Emit(Event{Kind: ToolCallUpdate})
+			}
+		}()
+	}
+	wg.Wait()
+	if len(got) != 800 {
+		t.Errorf("%d of 800 events", len(got))
+	}
+}
+
+func TestDroppableKinds(t *testing.T) {
+	for _, k := range []Kind{Committed, TurnEnd, TurnStart, ToolCall, ToolCallUpdate, SessionInfoUpdate, Dropped} {
+		if k.Droppable() {
+			t.Errorf("%s must never be dropped", k)
+		}
+	}
+	for _, k := range []Kind{AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, UsageUpdate, Plan} {
+		if !k.Droppable() {
+			t.Errorf("%s may be dropped", k)
+		}
+	}
 }

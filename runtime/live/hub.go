@@ -9,31 +9,51 @@ package live
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"sync"
 
-	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
 
-// Subscriber receives a session's events. Send must not block: a slow
-// transport queues (bounded) and says so itself.
-type Subscriber interface {
-	Send(event.Event)
+// DefaultQueue bounds the droppable events of a turn waiting for its
+// watchers (event.Queue), so the turn never waits on a transport.
+const DefaultQueue = 4096
+
+// Forgetter drops what is remembered about a session once nobody watches
+// it and no turn runs (the engine's "always" permission answers).
+type Forgetter interface {
+	Forget(sessionID string)
 }
 
-// Hub fans out events and owns the running turns.
+// Hub fans out events and owns the running turns. Its subscribers are
+// event sinks whose Emit must not block (a slow transport queues, bounded,
+// and says so itself) and must not run a turn itself: it may start one
+// from another goroutine, even on seeing TurnEnd.
 type Hub struct {
-	engine *engine.Engine
+	forget Forgetter
 	ctx    context.Context // parent of every turn
 	stop   context.CancelFunc
+	// Queue bounds each turn's queue (DefaultQueue when 0); set it
+	// before the first turn.
+	Queue int
 
-	mu      sync.RWMutex
-	subs    map[string][]Subscriber // copied on write: Publish reads without copying
-	turns   map[string]*turn
+	mu    sync.RWMutex
+	subs  map[string][]event.Sink // copied on write: Publish reads without copying
+	turns map[string]*turn
+	// ending holds a turn unregistered while its TurnEnd is published:
+	// Cancel still waits for it.
+	ending  map[string]*turn
 	stopped bool
 	wg      sync.WaitGroup
+
+	// edges order a session's TurnEnd before the next turn's TurnStart:
+	// a turn is unregistered before its end is published, so the next
+	// one may begin meanwhile, and waits here to announce itself.
+	// Striped by session id: sessions rarely share one.
+	seed  maphash.Seed
+	edges [64]sync.Mutex
 }
 
 type turn struct {
@@ -41,17 +61,29 @@ type turn struct {
 	done   chan struct{}
 }
 
+// RunFunc runs one turn under ctx, emitting its events to sink (safe for
+// concurrent use). It returns how the turn ended; an error says it could
+// not start.
+type RunFunc func(ctx context.Context, sink event.Sink) (event.End, error)
+
+// Outcome is how a turn run by the hub ended: End as the run returned it,
+// Err when it could not start. A plain value, so that a hub spanning
+// several processes can hand it on as it is.
+type Outcome struct {
+	End event.End
+	Err error
+}
+
 // ErrStopping refuses turns once the hub is stopping.
 var ErrStopping = errors.New("the server is shutting down")
 
-// NewHub returns a hub whose turns run until Stop (or ctx ends).
-func NewHub(ctx context.Context, e *engine.Engine) *Hub {
+// NewHub returns a hub whose turns run until Stop (or ctx ends); f (may be
+// nil) is told when a session is left alone.
+func NewHub(ctx context.Context, f Forgetter) *Hub {
 	ctx, stop := context.WithCancel(ctx)
-	return &Hub{engine: e, ctx: ctx, stop: stop, subs: map[string][]Subscriber{}, turns: map[string]*turn{}}
+	return &Hub{forget: f, ctx: ctx, stop: stop, subs: map[string][]event.Sink{}, turns: map[string]*turn{},
+		ending: map[string]*turn{}, seed: maphash.MakeSeed()}
 }
-
-// Engine is the engine the hub's turns run on.
-func (h *Hub) Engine() *engine.Engine { return h.engine }
 
 // Stop cancels every running turn and waits until each has ended, saved
 // its session and been delivered.
@@ -72,7 +104,7 @@ func (h *Hub) Running() int {
 
 // Subscribe makes s receive session id's events (once, however often it
 // subscribes).
-func (h *Hub) Subscribe(id string, s Subscriber) {
+func (h *Hub) Subscribe(id string, s event.Sink) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, o := range h.subs[id] {
@@ -80,15 +112,15 @@ func (h *Hub) Subscribe(id string, s Subscriber) {
 			return
 		}
 	}
-	h.subs[id] = append(append([]Subscriber(nil), h.subs[id]...), s)
+	h.subs[id] = append(append([]event.Sink(nil), h.subs[id]...), s)
 }
 
 // Unsubscribe detaches s from the session; the last one to leave a session
 // with no turn running drops its remembered permission answers.
-func (h *Hub) Unsubscribe(id string, s Subscriber) {
+func (h *Hub) Unsubscribe(id string, s event.Sink) {
 	h.mu.Lock()
 	old := h.subs[id]
-	next := make([]Subscriber, 0, len(old))
+	next := make([]event.Sink, 0, len(old))
 	for _, o := range old {
 		if o != s {
 			next = append(next, o)
@@ -102,75 +134,122 @@ func (h *Hub) Unsubscribe(id string, s Subscriber) {
 	}
 	h.mu.Unlock()
 	if idle {
-		h.engine.Forget(id)
+		h.forgetSession(id)
 	}
 }
 
 // Publish sends ev to every subscriber of its session except skip (nil:
-// none).
-func (h *Hub) Publish(ev event.Event, skip Subscriber) {
+// none). A turn's own events reach it through the sink Run gives the turn.
+func (h *Hub) Publish(ev event.Event, skip event.Sink) {
 	h.mu.RLock()
 	subs := h.subs[ev.SessionID]
 	h.mu.RUnlock()
 	for _, s := range subs {
 		if s != skip {
-			s.Send(ev)
+			s.Emit(ev)
 		}
 	}
 }
 
-// Begin registers a turn of session id that takes input, and tells the
-// session's watchers (TurnStart); it fails when a turn is running. The
-// caller runs the turn under the returned context, calls End when it has
-// ended, then Delivered once its outcome is handed on.
-func (h *Hub) Begin(id string, input []message.Block) (context.Context, error) {
+// Run is the one way to run a turn of session id on the server. It
+// registers the turn and tells the session's watchers (TurnStart with
+// input), then runs run on a goroutine of its own, under a context that
+// ends with the turn (Cancel, or Stop), with a sink that queues the turn's
+// events (bounded, see event.Queue) for every subscriber. When run
+// returns, the turn is unregistered, then its end is published (TurnEnd),
+// so a watcher that sees TurnEnd can start the next turn at once; then the
+// outcome is delivered on the returned channel (buffered: nobody has to
+// read it). It fails without running when a turn of the session is
+// running (*session.BusyError) or the hub is stopping (ErrStopping).
+func (h *Hub) Run(id string, input []message.Block, run RunFunc) (<-chan Outcome, error) {
+	ctx, t, err := h.begin(id, input)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan Outcome, 1)
+	go func() {
+		defer h.wg.Done() // Stop returns once the outcome is handed on
+		limit := h.Queue
+		if limit <= 0 {
+			limit = DefaultQueue
+		}
+		queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { h.Publish(ev, nil) }), limit)
+		end, err := run(ctx, queue)
+		queue.Close()
+		h.end(id, t, end, err)
+		out <- Outcome{End: end, Err: err}
+	}()
+	return out, nil
+}
+
+// begin registers a turn of session id and publishes its TurnStart.
+func (h *Hub) begin(id string, input []message.Block) (context.Context, *turn, error) {
 	h.mu.Lock()
 	if h.stopped {
 		h.mu.Unlock()
-		return nil, ErrStopping
+		return nil, nil, ErrStopping
 	}
 	if h.turns[id] != nil {
 		h.mu.Unlock()
-		return nil, &session.BusyError{SessionID: id}
+		return nil, nil, &session.BusyError{SessionID: id}
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
-	h.turns[id] = &turn{cancel: cancel, done: make(chan struct{})}
+	t := &turn{cancel: cancel, done: make(chan struct{})}
+	h.turns[id] = t
 	h.wg.Add(1)
 	h.mu.Unlock()
+	// After the previous turn's TurnEnd, if it is still being published.
+	edge := h.edge(id)
+	edge.Lock()
 	h.Publish(event.Event{SessionID: id, Kind: event.TurnStart,
 		Messages: []message.Message{{Role: message.RoleUser, Content: input}}}, nil)
-	return ctx, nil
+	edge.Unlock()
+	return ctx, t, nil
 }
 
-// End unregisters session id's turn after telling its watchers how it
-// ended (TurnEnd; err is set when the turn could not start at all).
-func (h *Hub) End(id string, end event.End, err error) {
+// end unregisters session id's turn, then tells its watchers how it ended
+// (TurnEnd; err is set when the turn could not start at all).
+func (h *Hub) end(id string, t *turn, end event.End, err error) {
 	if err != nil && end.Err == nil {
 		end.Err = err
 	}
-	h.Publish(event.Event{SessionID: id, Kind: event.TurnEnd, End: &end}, nil)
+	edge := h.edge(id)
+	edge.Lock()
 	h.mu.Lock()
-	t := h.turns[id]
 	delete(h.turns, id)
-	idle := len(h.subs[id]) == 0
+	h.ending[id] = t
 	h.mu.Unlock()
 	t.cancel()
+	h.Publish(event.Event{SessionID: id, Kind: event.TurnEnd, End: &end}, nil)
+	h.mu.Lock()
+	delete(h.ending, id)
+	idle := len(h.subs[id]) == 0 && h.turns[id] == nil
+	h.mu.Unlock()
 	close(t.done)
+	edge.Unlock()
 	if idle {
-		h.engine.Forget(id)
+		h.forgetSession(id)
 	}
 }
 
-// Delivered says a turn's outcome was handed to whoever waits for it:
-// Stop returns only after that, so a stopping server still answers every
-// prompt (stopReason cancelled) before it closes.
-func (h *Hub) Delivered() { h.wg.Done() }
+func (h *Hub) edge(id string) *sync.Mutex {
+	return &h.edges[maphash.String(h.seed, id)%uint64(len(h.edges))]
+}
+
+func (h *Hub) forgetSession(id string) {
+	if h.forget != nil {
+		h.forget.Forget(id)
+	}
+}
 
 // Cancel stops the session's running turn, if any, and returns a channel
-// closed once it has ended and saved the session.
+// closed once it has ended, saved the session and told its watchers.
 func (h *Hub) Cancel(id string) <-chan struct{} {
 	h.mu.RLock()
 	t := h.turns[id]
+	if t == nil {
+		t = h.ending[id]
+	}
 	h.mu.RUnlock()
 	if t == nil {
 		return closed

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/openheim/openheim/runtime/agent"
 	"github.com/openheim/openheim/runtime/event"
@@ -50,9 +49,9 @@ type Options struct {
 	// under their forwarded (prefixed) ids. nil allows every call.
 	Permit func(ctx context.Context, call message.Block, kind string) bool
 	// Sink is the parent's event stream. Subagents emit to it from their
-	// own goroutines while the parent's loop emits too, so it must be safe
-	// for concurrent use (an event.Queue is; else wrap it in SyncSink and
-	// give the parent's Turn the same wrapped sink).
+	// own goroutines while the parent's loop emits too: NewTool makes it
+	// safe for concurrent use with event.Sync (a no-op for a Queue); give
+	// the parent's Turn the same synced sink.
 	Sink      event.Sink
 	SessionID string
 	// CallID returns the id of the tool call running under ctx, to prefix
@@ -74,12 +73,14 @@ type Model struct {
 type tool struct {
 	opts Options
 	spec llm.ToolSpec
-	mu   sync.Mutex // serialises this tool's emits to opts.Sink
 }
 
 // NewTool returns the delegate_task tool. Concurrent calls (several in one
 // reply) run concurrently: each builds its own agent and registry.
 func NewTool(opts Options) tools.Tool {
+	if opts.Sink != nil {
+		opts.Sink = event.Sync(opts.Sink)
+	}
 	return &tool{opts: opts, spec: Spec(opts.Profiles)}
 }
 
@@ -270,8 +271,6 @@ func (t *tool) emit(e event.Event) {
 	if t.opts.Sink == nil {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.opts.Sink.Emit(e)
 }
 

@@ -65,19 +65,6 @@ func (f *forwarder) answer() string {
 	return f.last.String()
 }
 
-// SyncSink makes s safe for concurrent use by serialising Emit.
-func SyncSink(s event.Sink) event.Sink {
-	if s == nil {
-		return nil
-	}
-	var mu sync.Mutex
-	return event.SinkFunc(func(e event.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		s.Emit(e)
-	})
-}
-
 // args are delegate_task's arguments. Tools nil: not given.
 type args struct {
 	Task, Agent, SystemPrompt, Model, Provider string

@@ -23,7 +23,9 @@ import (
 // the transport: stdio, a /ws envelope or a bare WebSocket hand it a
 // jsonrpc.Stream, and every connection shares the one Engine.
 type Agent struct {
-	Engine  *engine.Engine
+	Engine *engine.Engine
+	// Runner runs the turns; nil: Engine.
+	Runner  engine.Runner
 	Catalog *history.Catalog // session/list through the index; nil reads the store
 	Version string
 	// Hub is shared by the connections of one server so they see each
@@ -252,6 +254,14 @@ func (a *Agent) attach(m session.Meta) *liveSession {
 	a.mu.Unlock()
 	a.hub.Subscribe(m.ID, a)
 	return ls
+}
+
+// runner is what runs this connection's turns.
+func (a *Agent) runner() engine.Runner {
+	if a.Runner != nil {
+		return a.Runner
+	}
+	return a.Engine
 }
 
 func deref(s *string) string {

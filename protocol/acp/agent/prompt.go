@@ -9,14 +9,11 @@ import (
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/live"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/tools"
 )
-
-// eventBuffer bounds the updates waiting for a slow client, so the turn
-// never waits on the connection (text chunks merge when it is full).
-const eventBuffer = 4096
 
 func (a *Agent) prompt(ctx context.Context, r acp.PromptRequest) (any, error) {
 	ls, err := a.live(r.SessionID)
@@ -27,24 +24,10 @@ func (a *Agent) prompt(ctx context.Context, r acp.PromptRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The turn's context is the hub's, not this request's: it ends with the
-	// turn (hub.End), a session/cancel or the server, not with the client.
-	turnCtx, err := a.hub.Begin(ls.id, input)
-	if err != nil {
-		return nil, rpcError(ls.id, err)
-	}
 	ls.mu.Lock()
 	mode, provider, model, servers := ls.mode, ls.provider, ls.model, ls.mcp
 	ls.mu.Unlock()
-	// The other connections watching the session see what was asked.
-	for _, b := range input {
-		if b.Type == message.TypeText {
-			a.hub.Publish(event.Text(ls.id, event.UserMessageChunk, b.Text), a)
-		}
-	}
-
-	queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { a.hub.Publish(ev, nil) }), eventBuffer)
-	req := engine.Request{SessionID: ls.id, Provider: provider, Model: model, Input: input, Sink: queue,
+	req := engine.Request{SessionID: ls.id, Provider: provider, Model: model, Input: input,
 		WorkDir: ls.cwd, Filter: engine.ToolFilter{ReadOnly: mode == ModeArchitect}, Gate: engine.Asking(a.asker(ls.id))}
 	if servers != nil {
 		req.Tools.MCP = servers
@@ -55,19 +38,23 @@ func (a *Agent) prompt(ctx context.Context, r acp.PromptRequest) (any, error) {
 	}
 	a.mu.Unlock()
 
-	type outcome struct {
-		end event.End
-		err error
+	// The turn's context is the hub's, not this request's: it ends with the
+	// turn, a session/cancel or the server, not with the client.
+	done, err := a.hub.Run(ls.id, input, func(ctx context.Context, sink event.Sink) (event.End, error) {
+		// The other connections watching the session see what was asked.
+		for _, b := range input {
+			if b.Type == message.TypeText {
+				a.hub.Publish(event.Text(ls.id, event.UserMessageChunk, b.Text), a)
+			}
+		}
+		req.Sink = sink
+		_, end, err := a.runner().Prompt(ctx, req)
+		return end, err
+	})
+	if err != nil {
+		return nil, rpcError(ls.id, err)
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		defer a.hub.Delivered()
-		_, end, err := a.Engine.Prompt(turnCtx, req)
-		queue.Close()
-		a.hub.End(ls.id, end, err) // before answering, so the next prompt is not "busy"
-		done <- outcome{end, err}
-	}()
-	var o outcome
+	var o live.Outcome
 	select {
 	case o = <-done:
 	case <-ctx.Done():
@@ -79,14 +66,14 @@ func (a *Agent) prompt(ctx context.Context, r acp.PromptRequest) (any, error) {
 			return nil, ctx.Err()
 		}
 	}
-	if o.err != nil {
-		return nil, rpcError(ls.id, o.err)
+	if o.Err != nil {
+		return nil, rpcError(ls.id, o.Err)
 	}
-	if o.end.Err != nil && o.end.StopReason != event.StopCancelled {
-		return nil, jsonrpc.NewError(jsonrpc.Internal, o.end.Err.Error())
+	if o.End.Err != nil && o.End.StopReason != event.StopCancelled {
+		return nil, jsonrpc.NewError(jsonrpc.Internal, o.End.Err.Error())
 	}
-	u := acp.UsageFrom(o.end.Usage)
-	return acp.PromptResponse{StopReason: o.end.StopReason, Usage: &u}, nil
+	u := acp.UsageFrom(o.End.Usage)
+	return acp.PromptResponse{StopReason: o.End.StopReason, Usage: &u}, nil
 }
 
 // promptInput turns ACP prompt content into the user's message.
@@ -123,11 +110,10 @@ func promptInput(blocks []acp.PromptBlock) ([]message.Block, error) {
 	return out, nil
 }
 
-// send writes one event as a session/update notification in the form this
-// connection speaks.
-// Send implements live.Subscriber: the update goes to this connection's
-// client in the form it speaks.
-func (a *Agent) Send(ev event.Event) {
+// Emit implements event.Sink for the hub: the update goes to this
+// connection's client as a session/update notification in the form it
+// speaks.
+func (a *Agent) Emit(ev event.Event) {
 	switch {
 	case ev.Kind == event.UsageUpdate && (ev.Usage == nil || ev.Usage.Size == 0):
 		return // ACP's usage_update needs the window size

@@ -157,7 +157,7 @@ func (a *Agent) load(r acp.LoadSessionRequest) (any, error) {
 		return ""
 	}
 	for _, ev := range session.Replay(conv, kindOf) {
-		a.Send(ev)
+		a.Emit(ev)
 	}
 	if a.isInline() {
 		return nil, nil // seed 000 documents `result: null`
