@@ -24,7 +24,10 @@ const (
 	KindAnthropic        = "anthropic"
 	KindGemini           = "gemini"
 	KindOpenAICompatible = "openai_compatible"
-	KindReplay           = "replay"
+	// KindOpenAIResponses is the OpenAI Responses API (POST /responses),
+	// what Codex and OpenAI's reasoning models use.
+	KindOpenAIResponses = "openai_responses"
+	KindReplay          = "replay"
 )
 
 // Defaults shared by Load, the docs and the init template; keep them in sync.
@@ -108,8 +111,14 @@ type Provider struct {
 	TimeoutSecs   int      `toml:"timeout_secs"`
 	MaxTokens     int      `toml:"max_tokens"`
 	ContextWindow int      `toml:"context_window"`
-	Thinking      string   `toml:"thinking"`
-	Cassette      string   `toml:"cassette"`
+	// Thinking is "" (the provider's default), "adaptive", "budget" or
+	// "off"; ThinkingBudget the tokens of a budget; AdaptiveThinking, when
+	// set, overrides the per-model table of which models take an adaptive
+	// setting (docs/configuration.md, "Thinking").
+	Thinking         string `toml:"thinking"`
+	ThinkingBudget   int    `toml:"thinking_budget"`
+	AdaptiveThinking *bool  `toml:"adaptive_thinking"`
+	Cassette         string `toml:"cassette"`
 	// MaxAnswerBytes and MaxRetryWaitSecs default to the top-level keys.
 	MaxAnswerBytes   int `toml:"max_answer_bytes"`
 	MaxRetryWaitSecs int `toml:"max_retry_wait_secs"`

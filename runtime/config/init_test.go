@@ -106,7 +106,7 @@ func TestTemplateDocumentsEveryKey(t *testing.T) {
 	keys := []string{
 		"default_provider", "max_iterations", "work_dir", "allow_shell", "theme_color",
 		"kind", "api_base", "default_model", "models", "env_var", "api_key", "timeout_secs",
-		"max_tokens", "context_window", "thinking", "cassette",
+		"max_tokens", "context_window", "thinking", "thinking_budget", "adaptive_thinking", "cassette",
 		"command", "args", "env", "cwd", "url", "headers", "tool_timeout_secs",
 		"startup_timeout_secs", "enabled_tools", "disabled_tools",
 		"embedding_provider", "embedding_model", "top_k", "allowed_origins", "roots", "allow_client_mcp_servers", "record_dir",

@@ -172,7 +172,7 @@ func TestLoadInvalid(t *testing.T) {
 		{"timeout negative", oa + "timeout_secs = -1", "config: providers.openai.timeout_secs: must be greater than 0"},
 		{"max_tokens negative", oa + "max_tokens = -1", "config: providers.openai.max_tokens: must not be negative"},
 		{"context_window negative", oa + "context_window = -5", "config: providers.openai.context_window: must not be negative"},
-		{"thinking", oa + `thinking = "max"`, `config: providers.openai.thinking: must be "adaptive" or "off" (got "max")`},
+		{"thinking", oa + `thinking = "max"`, `config: providers.openai.thinking: must be "adaptive", "budget" or "off" (got "max")`},
 		{"kind", oa + `kind = "bard"`, `config: providers.openai.kind: unknown kind "bard"`},
 		{"compatible needs api_base", "[providers.ollama]\ndefault_model = \"m\"", "config: providers.ollama.api_base: required for kind openai_compatible"},
 		{"api_base scheme", oa + `api_base = "ftp://x/"`, `config: providers.openai.api_base: must be an http:// or https:// URL (got "ftp://x/")`},
@@ -278,5 +278,48 @@ func TestLegacyThemeColorLosesToTUI(t *testing.T) {
 	c := loadString(t, "theme_color = \"green\"\n[tui]\ntheme_color = \"red\"\n")
 	if c.TUI.ThemeColor != "red" {
 		t.Errorf("ThemeColor = %q, want red", c.TUI.ThemeColor)
+	}
+}
+
+// TestLoadThinkingKeys: the thinking keys load (old configs' values too),
+// and wrong values fail naming the key.
+func TestLoadThinkingKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(path, []byte(`default_provider = "anthropic"
+[providers.anthropic]
+default_model = "claude-opus-4-6"
+thinking = "budget"
+thinking_budget = 4096
+adaptive_thinking = false
+[providers.old]
+kind = "anthropic"
+default_model = "claude-sonnet-4-5"
+thinking = "adaptive"
+[providers.responses]
+kind = "openai_responses"
+default_model = "gpt-5"
+`), 0o600)
+	c, err := LoadWith(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, old, r := c.Providers["anthropic"], c.Providers["old"], c.Providers["responses"]
+	if a.Thinking != "budget" || a.ThinkingBudget != 4096 || a.AdaptiveThinking == nil || *a.AdaptiveThinking || old.Thinking != "adaptive" || old.AdaptiveThinking != nil {
+		t.Errorf("anthropic %+v, old %+v", a, old)
+	}
+	if r.APIBase != "https://api.openai.com/v1" || r.EnvVar != "OPENAI_API_KEY" {
+		t.Errorf("responses defaults: %+v", r)
+	}
+	const an = "[providers.anthropic]\ndefault_model = \"m\"\n"
+	for _, tt := range []struct{ toml, want string }{
+		{an + "thinking_budget = -1", "config: providers.anthropic.thinking_budget: must not be negative"},
+		{an + "thinking_budget = 500", "config: providers.anthropic.thinking_budget: must be at least 1024 for kind anthropic"},
+		{an + "max_tokens = 2000\nthinking_budget = 2000", "config: providers.anthropic.thinking_budget: must be below max_tokens (2000)"},
+		{an + "adaptive_thinking = \"yes\"", "adaptive_thinking"},
+	} {
+		os.WriteFile(path, []byte(tt.toml), 0o600)
+		if _, err := LoadWith(path, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.toml, err, tt.want)
+		}
 	}
 }

@@ -12,18 +12,20 @@ import (
 )
 
 var defaultAPIBase = map[string]string{
-	KindOpenAI:    "https://api.openai.com/v1",
-	KindAnthropic: "https://api.anthropic.com/v1",
-	KindGemini:    "https://generativelanguage.googleapis.com/v1beta",
+	KindOpenAI:          "https://api.openai.com/v1",
+	KindOpenAIResponses: "https://api.openai.com/v1",
+	KindAnthropic:       "https://api.anthropic.com/v1",
+	KindGemini:          "https://generativelanguage.googleapis.com/v1beta",
 }
 
 var defaultEnvVar = map[string]string{
-	KindOpenAI:    "OPENAI_API_KEY",
-	KindAnthropic: "ANTHROPIC_API_KEY",
-	KindGemini:    "GEMINI_API_KEY",
+	KindOpenAI:          "OPENAI_API_KEY",
+	KindOpenAIResponses: "OPENAI_API_KEY",
+	KindAnthropic:       "ANTHROPIC_API_KEY",
+	KindGemini:          "GEMINI_API_KEY",
 }
 
-var kinds = []string{KindOpenAI, KindAnthropic, KindGemini, KindOpenAICompatible, KindReplay}
+var kinds = []string{KindOpenAI, KindAnthropic, KindGemini, KindOpenAICompatible, KindOpenAIResponses, KindReplay}
 
 // kindFromName keeps the Rust behaviour where the table name alone chose the
 // client: [providers.anthropic] needs no kind line, anything unknown is
@@ -111,10 +113,24 @@ func (p *Provider) normalize(name, dir string, isSet func(...string) bool) error
 	if p.ContextWindow < 0 {
 		return keyErr(key("context_window"), "must not be negative (0 means unknown)")
 	}
+	return p.normalizeThinking(key)
+}
+
+// normalizeThinking checks the thinking keys. Every value an older config
+// held ("adaptive", "off") keeps loading.
+func (p *Provider) normalizeThinking(key func(string) string) error {
 	switch p.Thinking {
-	case "", "adaptive", "off":
+	case "", "adaptive", "budget", "off":
 	default:
-		return keyErr(key("thinking"), `must be "adaptive" or "off" (got %q)`, p.Thinking)
+		return keyErr(key("thinking"), `must be "adaptive", "budget" or "off" (got %q)`, p.Thinking)
+	}
+	switch {
+	case p.ThinkingBudget < 0:
+		return keyErr(key("thinking_budget"), "must not be negative (0 means the provider's default)")
+	case p.Kind == KindAnthropic && p.ThinkingBudget > 0 && p.ThinkingBudget < 1024:
+		return keyErr(key("thinking_budget"), "must be at least 1024 for kind anthropic, the API's minimum (got %d)", p.ThinkingBudget)
+	case p.ThinkingBudget > 0 && p.MaxTokens > 0 && p.ThinkingBudget >= p.MaxTokens && p.Kind == KindAnthropic:
+		return keyErr(key("thinking_budget"), "must be below max_tokens (%d): the budget is part of the answer's tokens", p.MaxTokens)
 	}
 	return nil
 }

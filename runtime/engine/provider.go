@@ -10,6 +10,7 @@ import (
 	"github.com/openheim/openheim/runtime/llm/gemini"
 	"github.com/openheim/openheim/runtime/llm/openai"
 	"github.com/openheim/openheim/runtime/llm/replay"
+	"github.com/openheim/openheim/runtime/llm/responses"
 	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/llm/transport"
 )
@@ -34,6 +35,8 @@ func NewProvider(r *config.Resolved) (llm.Provider, error) {
 		Timeout:             timeout,
 		MaxTokens:           p.MaxTokens,
 		Thinking:            p.Thinking,
+		ThinkingBudget:      p.ThinkingBudget,
+		AdaptiveThinking:    p.AdaptiveThinking,
 		MaxCompletionTokens: p.Kind == config.KindOpenAI,
 		Headers:             p.Headers,
 		MaxAnswerBytes:      p.MaxAnswerBytes,
@@ -46,6 +49,8 @@ func NewProvider(r *config.Resolved) (llm.Provider, error) {
 		client = anthropic.New(cfg)
 	case config.KindGemini:
 		client = gemini.New(cfg)
+	case config.KindOpenAIResponses:
+		client = responses.New(cfg)
 	case config.KindReplay:
 		return replay.New(p.Cassette)
 	default:

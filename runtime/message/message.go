@@ -28,6 +28,11 @@ const (
 	TypeToolResult       = "tool_result"
 )
 
+// RedactedThinkingNotice is what a redacted_thinking block shows where
+// thinking is shown: its data is the provider's encrypted reasoning, opaque
+// and never displayed.
+const RedactedThinkingNotice = "[thinking redacted by the provider]"
+
 // Message is one entry of a conversation.
 type Message struct {
 	Role    Role    `json:"role"`
@@ -44,8 +49,18 @@ type Block struct {
 
 	Text string // text
 
-	Thinking  string  // thinking
-	Signature *string // thinking (provider signature), tool_use (e.g. Gemini thoughtSignature)
+	Thinking string // thinking
+	// Signature is a provider's opaque state for the block, sent back with
+	// it: thinking (Anthropic signature, Gemini thoughtSignature, OpenAI
+	// Responses encrypted reasoning), tool_use and text (Gemini
+	// thoughtSignature on the part it came with).
+	Signature *string
+	// Origin names the wire whose opaque state a thinking block carries
+	// when other wires must not send it back ("openai_responses": its
+	// encrypted reasoning means nothing to Anthropic or Gemini, and theirs
+	// nothing to it). Empty for blocks from the other wires, which predate
+	// it.
+	Origin string
 
 	Data     string // redacted_thinking, image (base64)
 	MimeType string // image
@@ -73,15 +88,17 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	switch b.Type {
 	case TypeText:
 		return json.Marshal(struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}{b.Type, b.Text})
+			Type      string  `json:"type"`
+			Text      string  `json:"text"`
+			Signature *string `json:"signature,omitempty"`
+		}{b.Type, b.Text, b.Signature})
 	case TypeThinking:
 		return json.Marshal(struct {
 			Type      string  `json:"type"`
 			Thinking  string  `json:"thinking"`
 			Signature *string `json:"signature,omitempty"`
-		}{b.Type, b.Thinking, b.Signature})
+			Origin    string  `json:"origin,omitempty"`
+		}{b.Type, b.Thinking, b.Signature, b.Origin})
 	case TypeRedactedThinking:
 		return json.Marshal(struct {
 			Type string `json:"type"`
@@ -120,6 +137,7 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 		Text       string  `json:"text"`
 		Thinking   string  `json:"thinking"`
 		Signature  *string `json:"signature"`
+		Origin     string  `json:"origin"`
 		Data       string  `json:"data"`
 		MimeType   string  `json:"mime_type"`
 		ID         string  `json:"id"`
@@ -138,7 +156,7 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 	default:
 		return fmt.Errorf("unknown content block type %q", w.Type)
 	}
-	*b = Block{Type: w.Type, Text: w.Text, Thinking: w.Thinking, Signature: w.Signature, Data: w.Data,
+	*b = Block{Type: w.Type, Text: w.Text, Thinking: w.Thinking, Signature: w.Signature, Origin: w.Origin, Data: w.Data,
 		MimeType: w.MimeType, ID: w.ID, Name: w.Name, Arguments: w.Arguments, ToolCallID: w.ToolCallID,
 		ToolName: w.ToolName, Content: w.Content, IsError: w.IsError}
 	return nil

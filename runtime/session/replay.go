@@ -34,6 +34,10 @@ func Replay(conv *Conversation, kindOf func(toolName string) string) []event.Eve
 				}
 			case message.TypeThinking:
 				chunk(event.AgentThoughtChunk, message.Text(b.Thinking))
+			case message.TypeRedactedThinking:
+				// Opaque provider data: say the model thought, as the
+				// live turn did, without showing it.
+				chunk(event.AgentThoughtChunk, message.Text(message.RedactedThinkingNotice))
 			case message.TypeToolUse:
 				kind := ""
 				if kindOf != nil {
@@ -55,7 +59,6 @@ func Replay(conv *Conversation, kindOf func(toolName string) string) []event.Eve
 					ID: b.ToolCallID, Status: status, RawOutput: output,
 				}})
 			}
-			// redacted_thinking is opaque provider data with nothing to show.
 		}
 	}
 	return out

@@ -43,6 +43,8 @@ func TestReplay(t *testing.T) {
 		{kind: event.UserMessageChunk, content: "look"},
 		{kind: event.UserMessageChunk, content: "image/png"},
 		{kind: event.AgentThoughtChunk, content: "hmm"},
+		// redacted_thinking shows the notice, never its data.
+		{kind: event.AgentThoughtChunk, content: message.RedactedThinkingNotice},
 		{kind: event.AgentMessageChunk, content: "sure"},
 		{kind: event.ToolCall, id: "c1", status: event.StatusInProgress, tkind: "read", raw: `{"path":"a"}`},
 		{kind: event.ToolCall, id: "c2", status: event.StatusInProgress, tkind: "execute", raw: `{}`},

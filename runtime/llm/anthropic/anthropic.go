@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/transport"
@@ -24,18 +23,20 @@ const Version = "2023-06-01"
 // Config is the shared client config. This wire reads BaseURL (up to and
 // including /v1), APIKey (sent as x-api-key), Timeout, MaxTokens (0 means
 // 16000: the API requires a cap), Thinking ("" or "off" sends no thinking;
-// "adaptive" turns extended thinking on with a budget of 3/4 of max_tokens,
-// at least 1024, off when max_tokens leaves no room for that), Headers
-// (they extend or override the defaults: x-api-key, anthropic-version,
-// content-type; e.g. another anthropic-version or an anthropic-beta flag),
-// HTTPClient and MaxAnswerBytes.
+// "adaptive" sends {"type":"adaptive"} to the models that take it and the
+// budget form to the others, see thinking.go; "budget" always the budget
+// form), ThinkingBudget (the budget form's budget_tokens; 0 means 3/4 of
+// max_tokens; at least 1024 and below max_tokens, thinking off for a call
+// whose max_tokens leaves no room), AdaptiveThinking (overrides the model
+// table), Headers (they extend or override the defaults: x-api-key,
+// anthropic-version, content-type; e.g. another anthropic-version or an
+// anthropic-beta flag), HTTPClient and MaxAnswerBytes.
 type Config = transport.Config
 
 type client struct {
-	cfg      Config
-	conn     *transport.SSEClient
-	header   http.Header
-	thinking bool
+	cfg    Config
+	conn   *transport.SSEClient
+	header http.Header
 }
 
 // New returns a streaming Messages API Provider (kind anthropic), also
@@ -50,8 +51,7 @@ func New(cfg Config) llm.Provider {
 		cfg: cfg,
 		conn: transport.NewSSEClient(transport.Endpoint(base, "/messages", ""), cfg.Timeout, cfg.HTTPClient,
 			transport.Secrets(cfg.APIKey, base, cfg.Headers)),
-		header:   h,
-		thinking: strings.EqualFold(strings.TrimSpace(cfg.Thinking), "adaptive"),
+		header: h,
 	}
 }
 
@@ -72,7 +72,8 @@ func (p *client) stream(ctx context.Context, req *llm.Request, onDelta func(llm.
 	if maxTokens <= 0 {
 		maxTokens = anDefaultMaxTokens
 	}
-	body, err := json.Marshal(buildAnRequest(req, maxTokens, p.thinking))
+	thinking := thinkingFor(p.cfg.Thinking, req.Model, maxTokens, p.cfg.ThinkingBudget, p.cfg.AdaptiveThinking)
+	body, err := json.Marshal(buildAnRequest(req, maxTokens, thinking))
 	if err != nil {
 		return nil, fmt.Errorf("llm: encoding request: %w", err)
 	}

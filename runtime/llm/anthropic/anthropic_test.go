@@ -146,7 +146,9 @@ func TestAnthropicThinkingRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDeltas := []llm.Delta{{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"}, {Kind: llm.DeltaText, Text: "Checking."}}
+	// Each redacted block shows as a notice, never its data.
+	wantDeltas := []llm.Delta{{Kind: llm.DeltaThinking, Text: message.RedactedThinkingNotice}, {Kind: llm.DeltaThinking, Text: message.RedactedThinkingNotice},
+		{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"}, {Kind: llm.DeltaText, Text: "Checking."}}
 	if !reflect.DeepEqual(ds, wantDeltas) {
 		t.Errorf("deltas = %#v", ds)
 	}
@@ -247,6 +249,7 @@ func TestBuildAnRequestJSON(t *testing.T) {
 			{Role: message.RoleAssistant, Content: []message.Block{
 				{Type: message.TypeThinking, Thinking: "unsigned"},
 				{Type: message.TypeThinking, Thinking: "empty sig", Signature: strp("")},
+				{Type: message.TypeThinking, Thinking: "summary", Signature: strp("gAAAA-openai"), Origin: "openai_responses"},
 				message.Text(""), message.Text("ok"),
 				{Type: message.TypeToolUse, ID: "c1", Name: "f", Arguments: `{"a":1}`},
 				{Type: message.TypeToolUse, ID: "c2", Name: "g", Arguments: `{"broken`}}},
@@ -263,7 +266,7 @@ func TestBuildAnRequestJSON(t *testing.T) {
 		},
 		Tools: []llm.ToolSpec{{Name: "f", Description: "does f", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}, {Name: "g"}},
 	}
-	got, err := json.Marshal(buildAnRequest(req, 100, false))
+	got, err := json.Marshal(buildAnRequest(req, 100, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +282,7 @@ func TestBuildAnRequestJSON(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	minimal, _ := json.Marshal(buildAnRequest(&llm.Request{Model: "m"}, 10, true))
+	minimal, _ := json.Marshal(buildAnRequest(&llm.Request{Model: "m"}, 10, thinkingFor("adaptive", "m", 10, 0, nil)))
 	if string(minimal) != `{"model":"m","max_tokens":10,"messages":[],"stream":true}` {
 		t.Errorf("minimal request = %s", minimal)
 	}

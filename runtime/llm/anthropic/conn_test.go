@@ -90,7 +90,8 @@ func TestAnthropicByteByByteOverHTTP(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, rawAnWant) {
 		t.Fatalf("%#v, %v", got, err)
 	}
-	want := []llm.Delta{{Kind: llm.DeltaThinking, Text: "hmm, "}, {Kind: llm.DeltaThinking, Text: "ünïcode"}, {Kind: llm.DeltaText, Text: "Hé 世"}}
+	want := []llm.Delta{{Kind: llm.DeltaThinking, Text: message.RedactedThinkingNotice},
+		{Kind: llm.DeltaThinking, Text: "hmm, "}, {Kind: llm.DeltaThinking, Text: "ünïcode"}, {Kind: llm.DeltaText, Text: "Hé 世"}}
 	if !reflect.DeepEqual(ds, want) {
 		t.Errorf("deltas = %#v", ds)
 	}
@@ -128,7 +129,12 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 			func(r *llm.Response) bool {
 				return len(r.Content) == 1 && *r.Content[0].Signature == "S" && r.Content[0].Thinking == ""
 			}},
-		{"ends after message_delta", ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`),
+		{"ends after message_delta", ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"all"}}`) +
+			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`) + "event: message_stop\ndata: {\"type\":\"message_s", "", false,
+			func(r *llm.Response) bool {
+				return reflect.DeepEqual(r.Content, []message.Block{message.Text("all")}) && r.StopReason == llm.StopEndTurn
+			}},
+		{"ends before message_delta", ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"half"}}`),
 			"no message_stop after 1 events", true, nil},
 		{"cut mid-line", "event: message_start\ndata: {\"type\":\"mess", "stream cut", true, nil},
 	}

@@ -87,6 +87,13 @@ func decodeAnStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error
 		ev, err := r.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				if acc.stop != "" {
+					// message_delta carried the stop reason: only
+					// message_stop follows it, so nothing is missing. The
+					// vendor SDKs' recorded streams end so, and the SDKs
+					// do not wait for message_stop either.
+					return acc.response(), nil
+				}
 				return nil, fmt.Errorf("%w: no message_stop after %d events", llm.ErrStreamCut, acc.events)
 			}
 			if errors.Is(err, sse.ErrLineTooLong) {
@@ -147,6 +154,12 @@ func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(llm.Delta) erro
 			return false, a.emit(b, llm.DeltaText, cb.Text, onDelta)
 		case message.TypeThinking:
 			return false, a.emit(b, llm.DeltaThinking, cb.Thinking, onDelta)
+		case message.TypeRedactedThinking:
+			// The model thought, encrypted: say so without the data,
+			// which is kept to go back with the next request.
+			if onDelta != nil && cb.Data != "" {
+				return false, onDelta(llm.Delta{Kind: llm.DeltaThinking, Text: message.RedactedThinkingNotice})
+			}
 		}
 	case "content_block_delta":
 		if e.Delta == nil {

@@ -23,9 +23,11 @@ type anRequest struct {
 	Stream    bool        `json:"stream"`
 }
 
+// anThinking is {"type":"adaptive"} or {"type":"enabled","budget_tokens":N}
+// (see thinking.go).
 type anThinking struct {
 	Type         string `json:"type"`
-	BudgetTokens int    `json:"budget_tokens"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
 }
 
 type anMessage struct {
@@ -95,9 +97,8 @@ var anObjectSchema = json.RawMessage(`{"type":"object"}`)
 var anEmptyInput = json.RawMessage(`{}`)
 
 // buildAnRequest converts a Request into the wire request. maxTokens is the
-// effective cap; thinking turns extended thinking on when the cap leaves room
-// for a budget.
-func buildAnRequest(req *llm.Request, maxTokens int, thinking bool) *anRequest {
+// effective cap; thinking is the thinking field to send (nil: none).
+func buildAnRequest(req *llm.Request, maxTokens int, thinking *anThinking) *anRequest {
 	out := &anRequest{Model: req.Model, MaxTokens: maxTokens, Stream: true}
 	var systems []string
 	if req.System != "" {
@@ -123,8 +124,8 @@ func buildAnRequest(req *llm.Request, maxTokens int, thinking bool) *anRequest {
 		}
 		out.Tools = append(out.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
-	if thinking && maxTokens > anMinThinkingBudget && !anUnsignedToolTurn(out.Messages) {
-		out.Thinking = &anThinking{Type: "enabled", BudgetTokens: max(maxTokens*3/4, anMinThinkingBudget)}
+	if thinking != nil && !anUnsignedToolTurn(out.Messages) {
+		out.Thinking = thinking
 	}
 	return out
 }
@@ -209,14 +210,15 @@ func (b *anBuilder) messages() []anMessage {
 }
 
 // anAssistantBlocks converts an assistant turn's blocks in order. Thinking
-// without a signature is dropped: it was not produced by this API (or was
-// cut), and the API rejects thinking it cannot verify.
+// without a signature, or carrying another wire's state (Origin), is
+// dropped: it was not produced by this API (or was cut), and the API
+// rejects thinking it cannot verify.
 func anAssistantBlocks(in []message.Block) []any {
 	var out []any
 	for _, blk := range in {
 		switch blk.Type {
 		case message.TypeThinking:
-			if blk.Signature != nil && *blk.Signature != "" {
+			if blk.Signature != nil && *blk.Signature != "" && blk.Origin == "" {
 				out = append(out, anThinkingBlock{Type: "thinking", Thinking: blk.Thinking, Signature: *blk.Signature})
 			}
 		case message.TypeRedactedThinking:

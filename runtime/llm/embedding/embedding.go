@@ -31,8 +31,9 @@ const (
 
 // Config configures New.
 type Config struct {
-	// Kind is "openai", "openai_compatible" or "gemini"; "anthropic" (which
-	// has no embeddings API) and anything else are refused.
+	// Kind is "openai", "openai_compatible", "openai_responses" (the
+	// OpenAI embeddings API beside it) or "gemini"; "anthropic" (which has
+	// no embeddings API) and anything else are refused.
 	Kind string
 	// BaseURL: for OpenAI-style kinds up to and including /v1 (default
 	// https://api.openai.com/v1); for gemini up to and including /v1beta
@@ -62,7 +63,7 @@ func New(cfg Config) (llm.Embedder, error) {
 	kind := strings.ToLower(strings.TrimSpace(cfg.Kind))
 	const hint = "set memory.embedding_provider to an OpenAI-compatible or Gemini provider"
 	switch kind {
-	case "openai", "openai_compatible", "gemini":
+	case "openai", "openai_compatible", "openai_responses", "gemini":
 	case "anthropic":
 		return nil, fmt.Errorf("llm: provider kind %q has %w; %s", cfg.Kind, ErrNoAPI, hint)
 	default:

@@ -21,8 +21,7 @@ const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 // Config is the shared client config. This wire reads BaseURL (up to and
 // including the version), APIKey (sent only in the x-goog-api-key header,
 // never in the URL), Timeout, MaxTokens (maxOutputTokens; 0 leaves it to
-// the model), Thinking ("" the model's default, "adaptive" thought summaries
-// streamed with a dynamic budget, "off" a thinking budget of 0), Headers,
+// the model), Thinking and ThinkingBudget (see thinkingConfig), Headers,
 // HTTPClient and MaxAnswerBytes.
 type Config = transport.Config
 
@@ -63,7 +62,7 @@ func (p *client) stream(ctx context.Context, req *llm.Request, onDelta func(llm.
 	if maxTokens <= 0 {
 		maxTokens = p.cfg.MaxTokens
 	}
-	wreq, err := buildGMRequest(req, maxTokens, p.cfg.Thinking)
+	wreq, err := buildGMRequest(req, maxTokens, p.cfg.Thinking, p.cfg.ThinkingBudget)
 	if err != nil {
 		return nil, err
 	}

@@ -276,7 +276,7 @@ func TestBuildGMRequestJSON(t *testing.T) {
 		Tools: []llm.ToolSpec{{Name: "f", Description: "does f", Parameters: json.RawMessage(schema)},
 			{Name: "g"}, {Name: "h", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},
 	}
-	wr, err := buildGMRequest(req, 0, "")
+	wr, err := buildGMRequest(req, 0, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,11 +293,11 @@ func TestBuildGMRequestJSON(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if _, err := buildGMRequest(&llm.Request{Tools: []llm.ToolSpec{{Name: "bad", Parameters: json.RawMessage(`[1]`)}}}, 0, ""); err == nil ||
+	if _, err := buildGMRequest(&llm.Request{Tools: []llm.ToolSpec{{Name: "bad", Parameters: json.RawMessage(`[1]`)}}}, 0, "", 0); err == nil ||
 		!strings.Contains(err.Error(), `tool "bad"`) {
 		t.Errorf("bad schema: %v", err)
 	}
-	minimal, _ := buildGMRequest(&llm.Request{Model: "m"}, 0, "")
+	minimal, _ := buildGMRequest(&llm.Request{Model: "m"}, 0, "", 0)
 	if b, _ := json.Marshal(minimal); string(b) != `{"contents":[]}` {
 		t.Errorf("minimal = %s", b)
 	}

@@ -20,12 +20,16 @@ type gmAccumulator struct {
 	thinking strings.Builder
 	thinkSig string
 	text     strings.Builder
-	calls    []message.Block
-	finish   string
-	blocked  string
-	usage    *gmUsage
-	events   int
-	cap      *transport.AnswerCap
+	textSig  string
+	// other is what the server wrote outside the event-stream format
+	// (sse.Reader.Other), such as a raw JSON error object.
+	other   []byte
+	calls   []message.Block
+	finish  string
+	blocked string
+	usage   *gmUsage
+	events  int
+	cap     *transport.AnswerCap
 }
 
 // decodeGMStream reads events until the stream ends. Gemini sends no end
@@ -36,8 +40,13 @@ type gmAccumulator struct {
 func decodeGMStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	acc := &gmAccumulator{cap: transport.NewAnswerCap(maxAnswer)}
 	r := sse.NewReader(body)
+	r.Other = acc.keepOther
 	for {
 		ev, err := r.Next()
+		// A raw error wins over a clean end and over a cut.
+		if oerr := acc.otherError(errors.Is(err, io.EOF)); oerr != nil {
+			return nil, oerr
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && (acc.finish != "" || acc.blocked != "") {
 				return acc.response(), nil
@@ -98,9 +107,10 @@ func (a *gmAccumulator) add(data []byte, onDelta func(llm.Delta) error) error {
 	return nil
 }
 
-// part takes one content part. A thoughtSignature on a function call belongs
-// to that call; on a thought or text part it is kept on the thinking block,
-// which is how it travels back to the API on the next request.
+// part takes one content part. A thoughtSignature belongs to the part it
+// came with, and goes back on it: on a function call to that call, on a
+// thought part to the thinking block, on a text part (often the last,
+// empty one of a streamed answer) to the text block.
 func (a *gmAccumulator) part(p gmPart, onDelta func(llm.Delta) error) error {
 	if fc := p.FunctionCall; fc != nil {
 		id := fc.ID
@@ -123,7 +133,11 @@ func (a *gmAccumulator) part(p gmPart, onDelta func(llm.Delta) error) error {
 		if err := a.cap.Charge(len(p.ThoughtSignature)); err != nil {
 			return err
 		}
-		a.thinkSig = p.ThoughtSignature
+		if p.Thought {
+			a.thinkSig = p.ThoughtSignature
+		} else {
+			a.textSig = p.ThoughtSignature
+		}
 	}
 	if p.Text == "" {
 		return nil
@@ -166,8 +180,13 @@ func (a *gmAccumulator) response() *llm.Response {
 		}
 		resp.Content = append(resp.Content, b)
 	}
-	if a.text.Len() > 0 {
-		resp.Content = append(resp.Content, message.Text(a.text.String()))
+	if a.text.Len() > 0 || a.textSig != "" {
+		b := message.Text(a.text.String())
+		if a.textSig != "" {
+			sig := a.textSig
+			b.Signature = &sig
+		}
+		resp.Content = append(resp.Content, b)
 	}
 	resp.Content = append(resp.Content, a.calls...)
 	if u := a.usage; u != nil {
@@ -219,4 +238,44 @@ func gmStreamError(raw json.RawMessage) error {
 		return fmt.Errorf("llm: server error in stream (%s): %s", e.Status, transport.Truncate(e.Message, 300))
 	}
 	return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(e.Message, 300))
+}
+
+// maxOther bounds what is kept of text outside the event-stream format: an
+// error object is small, and a server sending pages of it is broken.
+const maxOther = 64 << 10
+
+func (a *gmAccumulator) keepOther(line []byte) {
+	if len(a.other) <= maxOther {
+		a.other = append(append(a.other, line...), '\n')
+	}
+}
+
+// otherError turns what the server wrote outside the event-stream format
+// into the call's error: Gemini and Vertex end a failing stream with a raw
+// JSON error object (often pretty-printed over several lines, after events
+// that already carried a finishReason), which an event-stream reader
+// ignores. A complete error object fails the call as soon as it is read;
+// at the clean end of the stream (ended) anything else left there does
+// too, while a stream cut inside it stays a cut.
+func (a *gmAccumulator) otherError(ended bool) error {
+	raw := bytes.TrimSpace(a.other)
+	if len(raw) == 0 {
+		return nil
+	}
+	if json.Valid(raw) {
+		var obj struct {
+			Error json.RawMessage `json:"error"`
+		}
+		var list []json.RawMessage
+		if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
+			raw = list[0] // the alt=json form: [{"error": ...}]
+		}
+		if json.Unmarshal(raw, &obj) == nil && len(obj.Error) > 0 && string(obj.Error) != "null" {
+			return gmStreamError(obj.Error)
+		}
+	}
+	if ended || len(a.other) > maxOther {
+		return fmt.Errorf("llm: gemini: the server wrote text outside the event stream: %q", transport.Truncate(string(raw), 300))
+	}
+	return nil
 }

@@ -34,6 +34,23 @@ type gmPart struct {
 	ThoughtSignature string              `json:"thoughtSignature,omitempty"`
 }
 
+// gmPartFields is gmPart without its MarshalJSON.
+type gmPartFields gmPart
+
+// MarshalJSON writes "text" even when empty on a part that holds only a
+// thoughtSignature: the API sends signatures so (the last part of a
+// streamed answer is often {"text":"","thoughtSignature":...}) and a part
+// must hold some data.
+func (p gmPart) MarshalJSON() ([]byte, error) {
+	if p.Text == "" && p.ThoughtSignature != "" && p.InlineData == nil && p.FunctionCall == nil && p.FunctionResponse == nil {
+		return json.Marshal(struct {
+			Text string `json:"text"`
+			gmPartFields
+		}{"", gmPartFields(p)})
+	}
+	return json.Marshal(gmPartFields(p))
+}
+
 type gmBlob struct {
 	MimeType string `json:"mimeType"`
 	Data     string `json:"data"`
@@ -103,8 +120,9 @@ type gmError struct {
 }
 
 // buildGMRequest converts a Request into the wire request. maxTokens is the
-// effective cap (0: the model's default); thinking is Config.Thinking.
-func buildGMRequest(req *llm.Request, maxTokens int, thinking string) (*gmRequest, error) {
+// effective cap (0: the model's default); thinking and budget are
+// Config.Thinking and Config.ThinkingBudget.
+func buildGMRequest(req *llm.Request, maxTokens int, thinking string, budget int) (*gmRequest, error) {
 	out := &gmRequest{Contents: []gmContent{}}
 	var system []gmPart
 	if req.System != "" {
@@ -143,15 +161,11 @@ func buildGMRequest(req *llm.Request, maxTokens int, thinking string) (*gmReques
 		out.Tools = []gmTool{{FunctionDeclarations: decls}}
 	}
 	gc := &gmGenerationConfig{MaxOutputTokens: maxTokens}
-	switch strings.ToLower(strings.TrimSpace(thinking)) {
-	case "":
-	case "off":
-		gc.ThinkingConfig = &gmThinkingConfig{ThinkingBudget: 0}
-	case "adaptive":
-		gc.ThinkingConfig = &gmThinkingConfig{IncludeThoughts: true, ThinkingBudget: -1}
-	default:
-		return nil, fmt.Errorf("llm: gemini: unknown thinking mode %q (want \"\", \"adaptive\" or \"off\")", thinking)
+	tc, err := thinkingConfig(thinking, req.Model, budget)
+	if err != nil {
+		return nil, err
 	}
+	gc.ThinkingConfig = tc
 	if gc.MaxOutputTokens > 0 || gc.ThinkingConfig != nil {
 		out.GenerationConfig = gc
 	}
@@ -169,15 +183,21 @@ func appendGMContent(out []gmContent, m message.Message, names map[string]string
 	for _, b := range m.Content {
 		switch b.Type {
 		case message.TypeText:
-			if b.Text != "" {
-				parts = append(parts, gmPart{Text: b.Text})
+			// A signature came on the text part it goes back on, even
+			// an empty one (see gmPart.MarshalJSON).
+			p := gmPart{Text: b.Text}
+			if b.Signature != nil && role == "model" {
+				p.ThoughtSignature = *b.Signature
+			}
+			if p.Text != "" || p.ThoughtSignature != "" {
+				parts = append(parts, p)
 			}
 		case message.TypeImage:
 			parts = append(parts, gmPart{InlineData: &gmBlob{MimeType: b.MimeType, Data: b.Data}})
 		case message.TypeThinking:
 			// Gemini reads no unsigned thought text back; a signed thought is
 			// returned as the thought part it came from, signature included.
-			if b.Signature != nil && *b.Signature != "" && role == "model" {
+			if b.Signature != nil && *b.Signature != "" && role == "model" && b.Origin == "" {
 				parts = append(parts, gmPart{Thought: true, Text: b.Thinking, ThoughtSignature: *b.Signature})
 			}
 		case message.TypeToolUse:

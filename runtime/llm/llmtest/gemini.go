@@ -119,6 +119,13 @@ func (r Reply) geminiEvents(model string, n int) ([]sseEvent, int) {
 		parts(gemPart{Text: &s})
 		malformed()
 	}
+	if r.TextSignature != "" {
+		// Gemini 3 closes a streamed answer with an empty text part
+		// holding the signature of the text before it.
+		empty := ""
+		parts(gemPart{Text: &empty, ThoughtSignature: r.TextSignature})
+		malformed()
+	}
 	if r.ErrorEvent != "" {
 		msg, _ := json.Marshal(r.ErrorEvent)
 		finishAt := len(out)
@@ -135,6 +142,14 @@ func (r Reply) geminiEvents(model string, n int) ([]sseEvent, int) {
 		malformed()
 	}
 
+	finishAt := len(out)
+	add(r.geminiFinal())
+	malformed()
+	return geminiSSE(out), finishAt
+}
+
+// geminiFinal is the event carrying the finishReason and the whole usage.
+func (r Reply) geminiFinal() gemResponse {
 	finish := gemCandidate{FinishReason: geminiFinish(r)}
 	if finish.FinishReason != "SAFETY" {
 		// The real API closes with an empty text part beside the reason; a
@@ -147,10 +162,7 @@ func (r Reply) geminiEvents(model string, n int) ([]sseEvent, int) {
 		final.UsageMetadata = &gemUsage{PromptTokenCount: u.Prompt, CandidatesTokenCount: u.Completion,
 			TotalTokenCount: u.Prompt + u.Completion, CachedContentTokenCount: u.Cached}
 	}
-	finishAt := len(out)
-	add(final)
-	malformed()
-	return geminiSSE(out), finishAt
+	return final
 }
 
 func geminiSSE(data []string) []sseEvent {
@@ -159,4 +171,12 @@ func geminiSSE(data []string) []sseEvent {
 		events[i] = sseEvent{data: d}
 	}
 	return events
+}
+
+// geminiRawError is the bare error object Gemini writes after the events of
+// a failing stream, pretty-printed as the API does.
+func geminiRawError(msg string) string {
+	m, _ := json.Marshal(msg)
+	return "{\n  \"error\": {\n    \"code\": 503,\n    \"message\": " + string(m) +
+		",\n    \"status\": \"UNAVAILABLE\"\n  }\n}\n"
 }

@@ -24,6 +24,19 @@ type Reply struct {
 	// Signature is the thinking signature (Anthropic signature_delta; Gemini
 	// thoughtSignature on the thought part).
 	Signature string `json:"signature,omitempty"`
+	// TextSignature is Gemini's thoughtSignature on a text part: sent on a
+	// last, empty text part, as Gemini 3 streams it.
+	TextSignature string `json:"text_signature,omitempty"`
+	// Encrypted is the Responses API reasoning item's encrypted_content
+	// (the Thinking elements are its summary deltas).
+	Encrypted string `json:"encrypted,omitempty"`
+	// Refusal is a refusal streamed instead of text, one delta per element
+	// (OpenAI chat delta.refusal; Responses response.refusal.delta).
+	Refusal []string `json:"refusal,omitempty"`
+	// RawError is a Gemini error message sent after the events as a bare,
+	// pretty-printed JSON object {"error":{"code":503,...}}, outside the
+	// event-stream format, as Gemini and Vertex do.
+	RawError string `json:"raw_error,omitempty"`
 	// RedactedThinking blocks (Anthropic), sent before the thinking.
 	RedactedThinking []string `json:"redacted_thinking,omitempty"`
 	// ErrorEvent is a mid-stream error the wire sends instead of finishing
@@ -77,6 +90,9 @@ type Usage struct {
 	Cached     int `json:"cached,omitempty"`
 	// CacheCreation is Anthropic's cache_creation_input_tokens.
 	CacheCreation int `json:"cache_creation,omitempty"`
+	// Reasoning is the Responses API's output_tokens_details.reasoning_tokens
+	// (part of Completion).
+	Reasoning int `json:"reasoning,omitempty"`
 }
 
 // LoadScript reads a JSON array of Reply. Unknown fields are an error so a
@@ -117,6 +133,7 @@ type wireDelta struct {
 	Role             string         `json:"role,omitempty"`
 	Content          *string        `json:"content,omitempty"`
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	Refusal          string         `json:"refusal,omitempty"`
 	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 }
 
@@ -171,6 +188,9 @@ func (r Reply) openaiEvents(id, model string, includeUsage bool) (events []sseEv
 	}
 	for _, s := range r.Text {
 		delta(wireDelta{Content: &s})
+	}
+	for _, s := range r.Refusal {
+		delta(wireDelta{Refusal: s})
 	}
 	for i, tc := range r.ToolCalls {
 		for j, frag := range splitRunes(tc.Arguments, tc.Split) {

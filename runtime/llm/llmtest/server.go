@@ -1,8 +1,10 @@
-// Package llmtest is a fake OpenAI-compatible chat-completions server for
-// tests. It speaks real SSE over real HTTP on 127.0.0.1, so clients are
-// exercised end to end, including the wire quirks of compatible servers
-// (CRLF, "data:" without a space, keep-alive comments, "error": null, cut
-// connections). Other test binaries use it in-process:
+// Package llmtest is a fake LLM server for tests: OpenAI chat completions,
+// Anthropic Messages, Gemini streamGenerateContent and the OpenAI Responses
+// API, chosen by the request path. It speaks real SSE over real HTTP on
+// 127.0.0.1, so clients are exercised end to end, including the wire quirks
+// of compatible servers (CRLF, "data:" without a space, keep-alive
+// comments, "error": null, cut connections), and real peers (codex-acp)
+// can run turns against it. Other test binaries use it in-process:
 //
 //	srv := llmtest.New()
 //	defer srv.Close()
@@ -111,7 +113,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	wire, ok := wireOf(r.URL.Path)
 	if r.Method != http.MethodPost || !ok {
 		s.mu.Unlock()
-		http.Error(w, "llmtest: only POST .../chat/completions, .../messages and ...:streamGenerateContent are served, got "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+		http.Error(w, "llmtest: only POST .../chat/completions, .../messages, ...:streamGenerateContent and .../responses are served, got "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 		return
 	}
 	if len(s.queue) == 0 {
@@ -165,11 +167,11 @@ func writeJSONError(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, wire Wire, reply Reply, body map[string]any, n int) {
+// render is the reply in the wire's events, the index of its finish event
+// (where a Hang reply stops) and the wire's end marker (nil: none), sent
+// last unless the reply is cut.
+func render(wire Wire, reply Reply, r *http.Request, body map[string]any, n int) (events []sseEvent, finishAt int, end *sseEvent) {
 	model, _ := body["model"].(string)
-	var events []sseEvent
-	var finishAt int
-	var end *sseEvent // the wire's end marker, sent last unless the reply is cut
 	switch wire {
 	case WireOpenAI:
 		includeUsage := false
@@ -183,7 +185,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, wire Wire, reply
 		end = &sseEvent{name: "message_stop", data: `{"type":"message_stop"}`}
 	case WireGemini:
 		events, finishAt = reply.geminiEvents(geminiModel(r.URL.Path), n)
+	case WireResponses:
+		events, finishAt = reply.responsesEvents(n, model)
 	}
+	return events, finishAt, end
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, wire Wire, reply Reply, body map[string]any, n int) {
+	events, finishAt, end := render(wire, reply, r, body, n)
 
 	eol, prefix := "\n", "data: "
 	if reply.CRLF {
@@ -243,6 +252,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, wire Wire, reply
 	// A reply that failed mid-stream ends without the wire's end marker.
 	if end != nil && reply.ErrorEvent == "" {
 		send(len(events), *end)
+	}
+	if wire == WireGemini && reply.RawError != "" {
+		// Gemini and Vertex end a failing stream with a bare JSON
+		// object, outside the event-stream format, after its events.
+		_, _ = io.WriteString(w, geminiRawError(reply.RawError))
 	}
 }
 

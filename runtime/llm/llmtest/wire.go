@@ -14,6 +14,7 @@ const (
 	WireOpenAI    Wire = iota // POST {base}/chat/completions
 	WireAnthropic             // POST {base}/messages
 	WireGemini                // POST {base}/models/{model}:streamGenerateContent?alt=sse
+	WireResponses             // POST {base}/responses (OpenAI Responses API)
 )
 
 // sseEvent is one Server-Sent Event: an optional `event:` name and its data.
@@ -30,6 +31,8 @@ func wireOf(path string) (Wire, bool) {
 		return WireAnthropic, true
 	case strings.HasSuffix(path, ":streamGenerateContent"):
 		return WireGemini, true
+	case strings.HasSuffix(path, "/responses"):
+		return WireResponses, true
 	}
 	return 0, false
 }

@@ -73,6 +73,7 @@ type oaAccumulator struct {
 	calls     []*oaCallAcc
 	byIndex   map[int]*oaCallAcc
 	finish    string
+	refused   bool // a delta.refusal arrived
 	usage     *oaUsage
 	chunks    int
 	forwarded bool
@@ -164,14 +165,20 @@ func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(llm.Delta) error
 	if finish.Type == gjson.String && finish.Str != "" {
 		a.finish = finish.Str
 	}
-	f = members(delta, "content", "reasoning_content", "reasoning", "tool_calls")
-	content, reasoningContent, reasoning, calls := f[0], f[1], f[2], f[3]
+	f = members(delta, "content", "reasoning_content", "reasoning", "tool_calls", "refusal")
+	content, reasoningContent, reasoning, calls, refusal := f[0], f[1], f[2], f[3], f[4]
+	if refusal.Type == gjson.String && refusal.Str != "" {
+		// The model declined (structured outputs): its explanation is
+		// the answer, and the call ends as a refusal.
+		a.refused = true
+	}
 	// Fields some servers fill with other types (null, numbers) count as
-	// absent, as looseString does.
+	// absent, as looseString does. DeepSeek and vLLM stream reasoning as
+	// reasoning_content, OpenRouter as reasoning.
 	for _, f := range []struct {
 		kind llm.DeltaKind
 		v    gjson.Result
-	}{{llm.DeltaThinking, reasoningContent}, {llm.DeltaThinking, reasoning}, {llm.DeltaText, content}} {
+	}{{llm.DeltaThinking, reasoningContent}, {llm.DeltaThinking, reasoning}, {llm.DeltaText, content}, {llm.DeltaText, refusal}} {
 		if f.v.Type != gjson.String {
 			continue
 		}
@@ -193,9 +200,9 @@ func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(llm.Delta) error
 	return nil
 }
 
-// members returns the named members (at most 4) of a JSON object, zero
+// members returns the named members (at most 5) of a JSON object, zero
 // Results for the missing ones, in one pass over it.
-func members(obj gjson.Result, names ...string) (out [4]gjson.Result) {
+func members(obj gjson.Result, names ...string) (out [5]gjson.Result) {
 	obj.ForEach(func(k, v gjson.Result) bool {
 		for i, n := range names {
 			if k.Str == n {
@@ -275,6 +282,9 @@ func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) error {
 
 func (a *oaAccumulator) response() *llm.Response {
 	resp := &llm.Response{StopReason: mapFinishReason(a.finish, len(a.calls) > 0)}
+	if a.refused && a.finish != "length" {
+		resp.StopReason = llm.StopRefusal
+	}
 	if a.thinking.Len() > 0 {
 		resp.Content = append(resp.Content, message.Block{Type: message.TypeThinking, Thinking: a.thinking.String()})
 	}

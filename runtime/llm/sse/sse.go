@@ -49,6 +49,13 @@ type Reader struct {
 	// MaxLine is the cap on a line and on an event's data; set it before the
 	// first Next. Zero or negative means DefaultMaxLine.
 	MaxLine int
+	// Other, when set, is called with every line that is neither a comment
+	// nor a field the spec knows (data, event, id, retry), an unterminated
+	// last line included. The spec ignores such lines; a wire can see
+	// through it a server writing outside the event-stream format, such as
+	// Gemini's raw JSON error object after its events. The slice is only
+	// valid during the call.
+	Other func(line []byte)
 
 	r          io.Reader
 	buf        []byte
@@ -154,9 +161,27 @@ func (r *Reader) field(line []byte) error {
 		if bytes.IndexByte(value, 0) < 0 {
 			r.id = string(value)
 		}
+	case "retry":
+	default:
+		if r.Other != nil {
+			r.Other(line)
+		}
 	}
-	// "retry" and unknown fields are ignored, as the spec says.
+	// "retry" and unknown fields are otherwise ignored, as the spec says.
 	return nil
+}
+
+// knownField reports whether line is a comment or a field of the spec.
+func knownField(line []byte) bool {
+	if len(line) > 0 && line[0] == ':' {
+		return true
+	}
+	name, _, _ := bytes.Cut(line, []byte(":"))
+	switch string(name) {
+	case "data", "event", "id", "retry":
+		return true
+	}
+	return false
 }
 
 // readLine returns the next line without its terminator. The slice is only
@@ -180,6 +205,9 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		if r.err != nil {
 			if r.err == io.EOF && r.start < r.end {
+				if tail := r.buf[r.start:r.end]; r.Other != nil && !knownField(tail) {
+					r.Other(tail)
+				}
 				return nil, io.ErrUnexpectedEOF
 			}
 			return nil, r.err

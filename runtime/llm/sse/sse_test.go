@@ -248,3 +248,35 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestReaderOther: lines outside the event-stream format (a raw JSON error
+// object after the events, as Gemini sends) reach Other, the unterminated
+// last one included; fields, comments and a cut data line do not, and the
+// events are unchanged.
+func TestReaderOther(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+		err      error
+	}{
+		{"raw error after events", "data: a\r\n\r\n{\n  \"error\": {\n    \"code\": 503\n  }\n}\n",
+			[]string{"{", `  "error": {`, `    "code": 503`, "  }", "}"}, io.EOF},
+		{"unterminated raw tail", "data: a\n\n{\"error\":{}}", []string{`{"error":{}}`}, io.ErrUnexpectedEOF},
+		{"fields and comments", "retry: 1\nid: 2\nevent: x\n: ka\ndata: a\n\n", nil, io.EOF},
+		{"cut data line is not other", "data: a\n\ndata: {\"x\":", nil, io.ErrUnexpectedEOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			r := NewReader(iotest.OneByteReader(strings.NewReader(tt.in)))
+			r.Other = func(line []byte) { got = append(got, string(line)) }
+			events, err := readAll(r)
+			if !errors.Is(err, tt.err) || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("other = %q, err = %v", got, err)
+			}
+			if len(events) == 0 || events[0].Data != "a" {
+				t.Fatalf("events = %#v", events)
+			}
+		})
+	}
+}

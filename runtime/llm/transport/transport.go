@@ -27,9 +27,18 @@ type Config struct {
 	// MaxTokens is the answer's token cap when Request.MaxTokens is zero;
 	// what 0 means is the wire's.
 	MaxTokens int
-	// Thinking is "" (the wire's default), "adaptive" or "off", for wires
-	// that can turn reasoning on or off.
+	// Thinking is "" (the wire's default), "adaptive" (reasoning on, the
+	// model decides how much), "budget" (reasoning on, ThinkingBudget
+	// tokens) or "off", for wires that can turn reasoning on or off. Each
+	// wire says what it sends for which model.
 	Thinking string
+	// ThinkingBudget is the reasoning budget in tokens where one is sent;
+	// zero means the wire's default.
+	ThinkingBudget int
+	// AdaptiveThinking overrides a wire's table of models that take an
+	// adaptive reasoning setting (Anthropic's {"type":"adaptive"}): true
+	// sends it for any model, false never; nil follows the table.
+	AdaptiveThinking *bool
 	// MaxCompletionTokens sends max_completion_tokens instead of max_tokens
 	// (OpenAI chat: kind openai, whose reasoning models reject max_tokens).
 	MaxCompletionTokens bool

@@ -13,6 +13,7 @@ import (
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/openheim/openheim/runtime/llm/openai"
+	"github.com/openheim/openheim/runtime/llm/responses"
 	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/llm/transport"
 	"github.com/openheim/openheim/runtime/message"
@@ -45,6 +46,10 @@ var capWires = []capWire{
 		srv := fakeServer(t, r)
 		base := strings.TrimSuffix(srv.URL(), "/v1") + "/v1beta"
 		return srv, gemini.New(gemini.Config{BaseURL: base, MaxAnswerBytes: limit, Timeout: 5 * time.Second}), userRequest("gemini-test")
+	}},
+	{"responses", func(t *testing.T, limit int, r llmtest.Reply) (*llmtest.Server, llm.Provider, *llm.Request) {
+		srv := fakeServer(t, r)
+		return srv, responses.New(responses.Config{BaseURL: srv.URL(), MaxAnswerBytes: limit, Timeout: 5 * time.Second}), userRequest("gpt-5")
 	}},
 }
 
@@ -181,6 +186,7 @@ func TestBaseQueryEveryKind(t *testing.T) {
 		{"openai", "/v1/chat/completions", "token=" + qtok, openai.New(transport.Config{BaseURL: base, APIKey: key, Headers: headers, Timeout: 5 * time.Second})},
 		{"anthropic", "/v1/messages", "token=" + qtok, anthropic.New(transport.Config{BaseURL: base, APIKey: key, Headers: headers, Timeout: 5 * time.Second})},
 		{"gemini", "/v1beta/models/gpt-test:streamGenerateContent", "token=" + qtok + "&alt=sse", gemini.New(transport.Config{BaseURL: gmBase, APIKey: key, Headers: headers, Timeout: 5 * time.Second})},
+		{"responses", "/v1/responses", "token=" + qtok, responses.New(transport.Config{BaseURL: base, APIKey: key, Headers: headers, Timeout: 5 * time.Second})},
 	} {
 		srv.Enqueue(llmtest.Reply{Text: []string{"ok"}}, llmtest.Reply{Status: 401, EchoRequest: true})
 		if _, _, err := wiretest.Collect(t, c.p, userRequest("gpt-test")); err != nil {

@@ -1,0 +1,90 @@
+// Package responses is the client of the OpenAI Responses API wire (kind
+// openai_responses): POST {base}/responses with stream: true, what Codex
+// and OpenAI's reasoning models use. Requests are stateless (store: false):
+// the whole conversation goes in input every time, with the reasoning items
+// the model returned carried back encrypted (include
+// reasoning.encrypted_content), so no response id is ever referenced.
+package responses
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/openheim/openheim/runtime/llm"
+	"github.com/openheim/openheim/runtime/llm/transport"
+)
+
+// DefaultBaseURL is used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Origin marks the thinking blocks this wire returns: their signature is
+// a reasoning item's encrypted_content, which only this wire sends back
+// (message.Block.Origin).
+const Origin = "openai_responses"
+
+// Config is the shared client config. This wire reads BaseURL (up to and
+// including /v1), APIKey (a Bearer token), Timeout, MaxTokens
+// (max_output_tokens; 0 leaves the cap to the server), Thinking and
+// AdaptiveThinking (see reasoningFor), HTTPClient, Headers and
+// MaxAnswerBytes; not ThinkingBudget (the API has no token budget).
+type Config = transport.Config
+
+type client struct {
+	cfg    Config
+	conn   *transport.SSEClient
+	header http.Header
+}
+
+// New returns a streaming Responses API Provider. Servers copying the API
+// (LM Studio, vLLM, Ollama, gateways) work too.
+func New(cfg Config) llm.Provider {
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	return &client{cfg: cfg,
+		conn: transport.NewSSEClient(transport.Endpoint(base, "/responses", ""), cfg.Timeout, cfg.HTTPClient,
+			transport.Secrets(cfg.APIKey, base, cfg.Headers)),
+		header: transport.Header("Authorization", "Bearer ", cfg.APIKey, nil, cfg.Headers)}
+}
+
+// Stream implements llm.Provider.
+func (p *client) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	resp, err := p.stream(ctx, req, onDelta)
+	return resp, p.conn.Hide(err)
+}
+
+func (p *client) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	if req == nil {
+		return nil, errors.New("llm: nil request")
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = p.cfg.MaxTokens
+	}
+	wreq := buildRequest(req, maxTokens, reasoningFor(p.cfg.Thinking, req.Model, p.cfg.AdaptiveThinking))
+	body, err := json.Marshal(wreq)
+	if err != nil {
+		return nil, fmt.Errorf("llm: encoding request: %w", err)
+	}
+	resp, err := p.conn.Do(ctx, body, p.header, func(r io.Reader) (*llm.Response, error) {
+		return decodeStream(r, p.cfg.MaxAnswerBytes, onDelta)
+	})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return resp, nil
+}
+
+// classify marks a 400 that says the input does not fit the context
+// window: code context_length_exceeded, "Your input exceeds the context
+// window of this model", or the chat API's wording that compatible
+// servers copy.
+func classify(err error) error {
+	return transport.MarkContextTooLong(err, []string{"context_length_exceeded"},
+		[]string{"exceeds the context window"}, []string{"maximum context length"})
+}
