@@ -13,6 +13,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
@@ -132,7 +133,7 @@ func TestDecodeAnStreamEdgeCases(t *testing.T) {
 		{"ends after message_delta", ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"all"}}`) +
 			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`) + "event: message_stop\ndata: {\"type\":\"message_s", "", false,
 			func(r *llm.Response) bool {
-				return reflect.DeepEqual(r.Content, []message.Block{message.Text("all")}) && r.StopReason == llm.StopEndTurn
+				return reflect.DeepEqual(r.Content, []message.Block{message.Text("all")}) && r.StopReason == event.StopEndTurn
 			}},
 		{"ends before message_delta", ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"half"}}`),
 			"no message_stop after 1 events", true, nil},

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/message"
@@ -21,19 +22,19 @@ func TestRecordedStreams(t *testing.T) {
 		file, text, thinkStart, sigStart string
 		thinkLen, sigLen                 int
 		calls                            []message.Block
-		stop                             string
+		stop                             event.StopReason
 		input, output                    int64
 	}{
-		{file: "basic_response.txt", text: "Hello there!", stop: llm.StopEndTurn, input: 11, output: 6},
+		{file: "basic_response.txt", text: "Hello there!", stop: event.StopEndTurn, input: 11, output: 6},
 		{file: "tool_use_response.txt", text: "I'll check the current weather in Paris for you.",
 			calls: []message.Block{{Type: message.TypeToolUse, ID: "toolu_01NRLabsLyVHZPKxbKvkfSMn", Name: "get_weather", Arguments: `{"location": "Paris"}`}},
 			stop:  llm.StopToolUse, input: 377, output: 65},
-		{file: "refusal_response.txt", stop: llm.StopRefusal, input: 20, output: 0},
+		{file: "refusal_response.txt", stop: event.StopRefusal, input: 20, output: 0},
 		{file: "stream-a-refusal.sse", text: "Hi", thinkStart: "Simple educational question", thinkLen: 216,
-			sigStart: "c3ludGhldGlj", sigLen: 68, stop: llm.StopRefusal, input: 28, output: 106},
+			sigStart: "c3ludGhldGlj", sigLen: 68, stop: event.StopRefusal, input: 28, output: 106},
 		{file: "anthropic-text.chunks.txt", text: "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?",
-			stop: llm.StopEndTurn, input: 12, output: 30},
-		{file: "anthropic-refusal.chunks.txt", stop: llm.StopRefusal, input: 18, output: 5},
+			stop: event.StopEndTurn, input: 12, output: 30},
+		{file: "anthropic-refusal.chunks.txt", stop: event.StopRefusal, input: 18, output: 5},
 		{file: "anthropic-tool-no-args.chunks.txt", text: "I'll update the issue list for you.",
 			calls: []message.Block{{Type: message.TypeToolUse, ID: "toolu_01QE1WLsSVp5hy5Q3GmGTmjP", Name: "updateIssueList", Arguments: `{}`}},
 			stop:  llm.StopToolUse, input: 565, output: 48},

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/message"
@@ -43,7 +44,7 @@ func TestRecordedStreams(t *testing.T) {
 			if b.Text != tc.text || shown != tc.text || b.Signature == nil || !strings.HasPrefix(*b.Signature, tc.sigStart) || len(*b.Signature) != tc.sigLen {
 				t.Errorf("block = %.200v", b)
 			}
-			stop := llm.StopEndTurn
+			stop := event.StopEndTurn
 			if tc.name != "" {
 				stop = llm.StopToolUse
 				if b.Type != message.TypeToolUse || b.Name != tc.name || b.Arguments != `{"location":"San Francisco"}` || !strings.HasPrefix(b.ID, "call_") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
@@ -22,7 +23,7 @@ type recordedCase struct {
 	thinkStart          string
 	thinkLen            int
 	calls               []message.Block
-	stop                string
+	stop                event.StopReason
 	input, output, read int64
 }
 
@@ -33,9 +34,9 @@ type recordedCase struct {
 // its fixtures.
 var recordedCases = []recordedCase{
 	{file: "openai-text.sse", textStart: "I'm unable to provide real-time weather updates.", textEnd: "a reliable weather website or a weather app.",
-		textLen: 159, stop: llm.StopEndTurn, input: 14, output: 30},
-	{file: "openai-refusal.sse", textStart: "I'm sorry, I can't assist with that request.", textLen: 44, stop: llm.StopRefusal, input: 79, output: 11},
-	{file: "openai-max-tokens.sse", textStart: `{"`, textLen: 2, stop: llm.StopMaxTokens, input: 79, output: 1},
+		textLen: 159, stop: event.StopEndTurn, input: 14, output: 30},
+	{file: "openai-refusal.sse", textStart: "I'm sorry, I can't assist with that request.", textLen: 44, stop: event.StopRefusal, input: 79, output: 11},
+	{file: "openai-max-tokens.sse", textStart: `{"`, textLen: 2, stop: event.StopMaxTokens, input: 79, output: 1},
 	{file: "openai-parallel-tools.sse", calls: []message.Block{
 		{Type: message.TypeToolUse, ID: "call_JMW1whyEaYG438VE1OIflxA2", Name: "GetWeatherArgs", Arguments: `{"city": "Edinburgh", "country": "GB", "units": "c"}`},
 		{Type: message.TypeToolUse, ID: "call_DNYTawLBoN8fj3KN6qU9N1Ou", Name: "get_stock_price", Arguments: `{"ticker": "AAPL", "exchange": "NASDAQ"}`}},
@@ -43,14 +44,14 @@ var recordedCases = []recordedCase{
 	// DeepSeek: reasoning_content, "usage": null on every chunk and the
 	// usage in the finish chunk.
 	{file: "deepseek-reasoning.chunks.txt", textStart: `The word "strawberry" contains three "r"s.`, textLen: 42,
-		thinkStart: "We need to count the number of", thinkLen: 606, stop: llm.StopEndTurn, input: 18, output: 219},
+		thinkStart: "We need to count the number of", thinkLen: 606, stop: event.StopEndTurn, input: 18, output: 219},
 	{file: "deepseek-tool-call.chunks.txt", thinkStart: "The user is asking for the wea", thinkLen: 191,
 		calls: []message.Block{{Type: message.TypeToolUse, ID: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", Name: "weather", Arguments: `{"location": "San Francisco"}`}},
 		stop:  llm.StopToolUse, input: 19, output: 83, read: 320},
 	// Groq: reasoning in "reasoning" (OpenRouter's field, vLLM's newer
 	// name, Ollama's), usage beside x_groq.
 	{file: "groq-reasoning.chunks.txt", textStart: `The word **"strawberry"** is spelled as`, textEnd: `**Final Answer**: $\boxed{3}$`, textLen: 347,
-		thinkStart: "Okay, let me try to figure out", thinkLen: 2972, stop: llm.StopEndTurn, input: 17, output: 1107},
+		thinkStart: "Okay, let me try to figure out", thinkLen: 2972, stop: event.StopEndTurn, input: 17, output: 1107},
 	{file: "groq-tool-call.chunks.txt", calls: []message.Block{{Type: message.TypeToolUse, ID: "tk85n1k4m", Name: "weather", Arguments: `{}`}},
 		stop: llm.StopToolUse, input: 210, output: 15},
 	// xAI: no finish_reason key on most chunks, the call whole in one
@@ -60,7 +61,7 @@ var recordedCases = []recordedCase{
 		stop:  llm.StopToolUse, input: 1, output: 26, read: 306},
 	// Moonshot (Kimi): no "object", reasoning_content, usage with the finish.
 	{file: "moonshotai-stream.chunks.txt", textStart: "Hello!", textLen: 6, thinkStart: "Thinking aloud. ", thinkLen: 16,
-		stop: llm.StopEndTurn, input: 9, output: 12},
+		stop: event.StopEndTurn, input: 9, output: 12},
 	// A gateway serving Claude over this wire: no usage, the call at index 1.
 	{file: "anthropic-compat-tool-call.sse", textStart: "Reading it.", textLen: 11,
 		calls: []message.Block{{Type: message.TypeToolUse, ID: "toolu_sanitized", Name: "read_file", Arguments: `{"path": "a.txt"}`}},
@@ -181,7 +182,7 @@ func TestOpenAIRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StopReason != llm.StopRefusal || len(resp.Content) != 1 || resp.Content[0].Text != "I can't help with that." ||
+	if resp.StopReason != event.StopRefusal || len(resp.Content) != 1 || resp.Content[0].Text != "I can't help with that." ||
 		len(ds) != 2 || ds[0].Kind != llm.DeltaText {
 		t.Fatalf("deltas %#v, response %#v", ds, resp)
 	}

@@ -283,7 +283,7 @@ func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) error {
 func (a *oaAccumulator) response() *llm.Response {
 	resp := &llm.Response{StopReason: mapFinishReason(a.finish, len(a.calls) > 0)}
 	if a.refused && a.finish != "length" {
-		resp.StopReason = llm.StopRefusal
+		resp.StopReason = event.StopRefusal
 	}
 	if a.thinking.Len() > 0 {
 		resp.Content = append(resp.Content, message.Block{Type: message.TypeThinking, Thinking: a.thinking.String()})

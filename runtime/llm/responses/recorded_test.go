@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	turnevent "github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/message"
@@ -24,7 +25,7 @@ type recorded struct {
 	sigStart            string
 	sigLen              int
 	calls               []message.Block
-	stop                string
+	stop                turnevent.StopReason
 	input, read, output int64
 }
 
@@ -46,11 +47,11 @@ var recordedCases = []recorded{
 		calls: []message.Block{call("call_Q6pW65MUgW9vF59BmItYGos3", "calculator", `{"a":19,"b":3,"op":"multiply"}`)},
 		stop:  llm.StopToolUse, input: 221, output: 26},
 	{file: "openai-reasoning-encrypted-content.1.chunks.txt", segment: 3, textStart: "The final result is **570**.", textLen: 28,
-		stop: llm.StopEndTurn, input: 299, output: 12},
+		stop: turnevent.StopEndTurn, input: 299, output: 12},
 	{file: "openai-phase.1.chunks.txt", textStart: "Got it — I’ll quickly check reliable", textEnd: "morning brief with timestamps.", textLen: 157 + 1491,
-		stop: llm.StopEndTurn, input: 7112 - 3072, read: 3072, output: 463},
+		stop: turnevent.StopEndTurn, input: 7112 - 3072, read: 3072, output: 463},
 	{file: "github-copilot-id-rotation.1.chunks.txt", textStart: "There are **3** letter **“r”**s in", textEnd: "at positions **3, 8, and 9**.", textLen: 146,
-		thinkStart: "**Counting character occurrences**", thinkLen: 34, stop: llm.StopEndTurn, input: 19, output: 105},
+		thinkStart: "**Counting character occurrences**", thinkLen: 34, stop: turnevent.StopEndTurn, input: 19, output: 105},
 	{file: "lmstudio-tool-call.1.chunks.txt", textStart: "I'll get the current weather information for San Francisco for you.", textLen: 67,
 		thinkStart: "The user is asking for the weather in San Francisco.", thinkLen: 242,
 		calls: []message.Block{call("call_2025306790300011", "weather", `{"location":"San Francisco"}`)},

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	turnevent "github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/internal/wiretest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
@@ -65,7 +66,7 @@ func TestResponsesText(t *testing.T) {
 	if !reflect.DeepEqual(ds, want) {
 		t.Errorf("deltas = %#v", ds)
 	}
-	wantResp := &llm.Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: llm.StopEndTurn,
+	wantResp := &llm.Response{Content: []message.Block{message.Text("Hello wörld 🎉")}, StopReason: turnevent.StopEndTurn,
 		Usage: message.Usage{InputTokens: 40, OutputTokens: 30, CacheReadTokens: 60}}
 	if !reflect.DeepEqual(resp, wantResp) {
 		t.Errorf("response = %#v", resp)
@@ -198,11 +199,11 @@ func TestResponsesStopReasons(t *testing.T) {
 		name  string
 		reply llmtest.Reply
 		text  string
-		want  string
+		want  turnevent.StopReason
 	}{
-		{"max_output_tokens", llmtest.Reply{Text: []string{"cut"}, FinishReason: "length"}, "cut", llm.StopMaxTokens},
-		{"content_filter", llmtest.Reply{FinishReason: "content_filter"}, "", llm.StopRefusal},
-		{"refusal", llmtest.Reply{Refusal: []string{"I can't ", "help with that."}}, "I can't help with that.", llm.StopRefusal},
+		{"max_output_tokens", llmtest.Reply{Text: []string{"cut"}, FinishReason: "length"}, "cut", turnevent.StopMaxTokens},
+		{"content_filter", llmtest.Reply{FinishReason: "content_filter"}, "", turnevent.StopRefusal},
+		{"refusal", llmtest.Reply{Refusal: []string{"I can't ", "help with that."}}, "I can't help with that.", turnevent.StopRefusal},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, p := setup(t, Config{}, tt.reply)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	turnevent "github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/transport"
 	"github.com/openheim/openheim/runtime/message"
@@ -50,12 +51,12 @@ func (a *accumulator) response() *llm.Response {
 			resp.Content = append(resp.Content, message.Block{Type: message.TypeToolUse, ID: id, Name: it.name, Arguments: args})
 		}
 	}
-	resp.StopReason = llm.StopEndTurn
+	resp.StopReason = turnevent.StopEndTurn
 	switch {
 	case a.final != nil && a.final.IncompleteDetails != nil && a.final.IncompleteDetails.Reason == "max_output_tokens":
-		resp.StopReason = llm.StopMaxTokens
+		resp.StopReason = turnevent.StopMaxTokens
 	case a.final != nil && a.final.IncompleteDetails != nil && a.final.IncompleteDetails.Reason == "content_filter", refused:
-		resp.StopReason = llm.StopRefusal
+		resp.StopReason = turnevent.StopRefusal
 	case calls:
 		resp.StopReason = llm.StopToolUse
 	}
