@@ -35,7 +35,8 @@ func notFound(id string) error {
 // addSession must be called with a.mu held.
 func (a *agent) addSession(cwd string) *session {
 	a.nextID++
-	s := &session{id: fmt.Sprintf("fake-%d", a.nextID), cwd: cwd, updatedAt: time.Now().UTC(), turns: map[int]chan struct{}{}}
+	s := &session{id: fmt.Sprintf("fake-%d", a.nextID), cwd: cwd, updatedAt: time.Now().UTC(), turns: map[int]chan struct{}{},
+		settings: defaultSettings()}
 	a.sessions[s.id] = s
 	a.order = append(a.order, s.id)
 	return s
@@ -66,7 +67,7 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	a.mu.Lock()
 	s := a.addSession(p.CWD)
 	a.mu.Unlock()
-	return a.withModes(map[string]any{"sessionId": s.id}), nil
+	return a.withSettings(s.id, a.withModes(map[string]any{"sessionId": s.id})), nil
 }
 
 // withModes adds Script.SessionModes to a session/new, load or resume
@@ -96,7 +97,7 @@ func (a *agent) loadSession(ctx context.Context, method string, params json.RawM
 			a.update(p.SessionID, u)
 		}
 	}
-	return a.withModes(map[string]any{}), nil
+	return a.withSettings(p.SessionID, a.withModes(map[string]any{})), nil
 }
 
 func (a *agent) forkSession(params json.RawMessage) (any, error) {
@@ -117,7 +118,11 @@ func (a *agent) forkSession(params json.RawMessage) (any, error) {
 	if cwd == "" {
 		cwd = src.cwd
 	}
-	return map[string]any{"sessionId": a.addSession(cwd).id}, nil
+	fork := a.addSession(cwd)
+	fork.settings = src.settings
+	a.mu.Unlock()
+	defer a.mu.Lock()
+	return a.withSettings(fork.id, map[string]any{"sessionId": fork.id}), nil
 }
 
 func (a *agent) listSessions(params json.RawMessage) (any, error) {
