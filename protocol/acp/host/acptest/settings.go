@@ -36,7 +36,9 @@ func FakeCommands() []map[string]any {
 // settings are one session's current values.
 type settings struct{ mode, model, effort string }
 
-func defaultSettings() settings { return settings{mode: "default", model: "fake-large", effort: "medium"} }
+func defaultSettings() settings {
+	return settings{mode: "default", model: "fake-large", effort: "medium"}
+}
 
 func selectOption(id, name, category, current string, values []string) map[string]any {
 	opts := []map[string]any{}
