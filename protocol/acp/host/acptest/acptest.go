@@ -105,6 +105,10 @@ type Script struct {
 	// LoadReplay are session/update "update" objects replayed by
 	// session/load before it answers (the default replays nothing).
 	LoadReplay []json.RawMessage `json:",omitempty"`
+	// LoadUnknown makes session/load, resume, fork, close and delete of an
+	// id the agent never made work, as an agent that keeps sessions on
+	// disk does for one an earlier process made (ids then carry the pid).
+	LoadUnknown bool `json:",omitempty"`
 	// Stderr are raw lines written to the log before serving (process
 	// mode: noise a host must tolerate on the agent's stderr).
 	Stderr []string `json:",omitempty"`
