@@ -155,3 +155,40 @@ func TestPromptAgentModeAndModel(t *testing.T) {
 		t.Errorf("%d sessions; the refused turns must leave none", n)
 	}
 }
+
+// TestACPSessionsRun: the agent's own sessions and login from the CLI;
+// a call the agent does not offer is a usage error naming it.
+func TestACPSessionsRun(t *testing.T) {
+	e := newAgentEnv(t, acptest.Script{})
+	ctx := context.Background()
+	run := func(args ...string) error {
+		var opts *ACPSessionsOptions
+		if args[0] == "logout" {
+			opts = mustParse(t, e, "acp", newCmdACPLogout, args[1:]...)
+		} else {
+			opts = mustParse(t, e, "acp", newCmdACPSessions, args...)
+		}
+		return acpSessionsRun(ctx, opts)
+	}
+	if err := run("ls", "fake"); err != nil || !strings.Contains(e.errOut.String(), "fake lists no sessions") {
+		t.Errorf("ls: %v %q", err, e.errOut)
+	}
+	if err := run("close", "fake", "fake-a", "fake-b"); err != nil || e.out.String() != "closed fake-a\nclosed fake-b\n" {
+		t.Errorf("close: %v %q", err, e.out)
+	}
+	e.reset()
+	if err := run("rm", "fake", "fake-a"); err != nil || e.out.String() != "deleted fake-a\n" {
+		t.Errorf("rm: %v %q", err, e.out)
+	}
+	e.reset()
+	if err := run("logout", "fake"); err != nil || e.out.String() != "logged out of fake\n" {
+		t.Errorf("logout: %v %q", err, e.out)
+	}
+	caps := acptest.DefaultCapabilities()
+	delete(caps, "auth")
+	delete(caps["sessionCapabilities"].(map[string]any), "list")
+	e = newAgentEnv(t, acptest.Script{Capabilities: caps})
+	wantExit(t, run("ls", "fake"), ExitUsage, "does not support session/list")
+	wantExit(t, run("logout", "fake"), ExitUsage, "does not support logout")
+	wantExit(t, run("ls", "nope"), ExitUsage, `no ACP agent "nope"`)
+}

@@ -10,6 +10,13 @@ import (
 	"github.com/openheim/openheim/protocol/acp"
 )
 
+// UnsupportedError is a call the agent did not advertise in initialize.
+type UnsupportedError struct{ Agent, What string }
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("acp agent %s does not support %s (not in its initialize capabilities)", e.Agent, e.What)
+}
+
 // Capabilities are the optional calls the agent serves (seed 002's
 // RuntimeCapabilities), from its initialize answer.
 type Capabilities struct {

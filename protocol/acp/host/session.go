@@ -155,7 +155,7 @@ func (h *Host) params(id string, o SessionOptions, withMeta bool) (sessionParams
 
 // lacks is the error for a call the agent did not advertise.
 func (h *Host) lacks(what string) error {
-	return fmt.Errorf("acp agent %s does not support %s (not in its initialize capabilities)", h.spec.Name, what)
+	return &UnsupportedError{Agent: h.spec.Name, What: what}
 }
 
 // NewSession creates a session on the agent.
