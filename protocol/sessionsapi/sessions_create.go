@@ -159,7 +159,7 @@ func (a *API) createSession(req createRequest) (string, error) {
 	if err := a.checkClientTools(req.ClientTools); err != nil {
 		return "", err
 	}
-	if req.ModelOverride != nil && *req.ModelOverride != "" {
+	if req.ModelOverride != nil && *req.ModelOverride != "" && ag.ACPAgent == "" {
 		if _, err := a.resolve("", *req.ModelOverride); err != nil {
 			return "", badRequest("model_override: %v", err)
 		}
@@ -170,10 +170,20 @@ func (a *API) createSession(req createRequest) (string, error) {
 		meta.Title = session.Str(session.Title(*req.Title))
 	}
 	meta.Cwd = session.Str(cwd)
-	if provider, model, err := a.modelFor(s, ag); err == nil && model != "" {
+	if provider, model, err := a.modelFor(s, ag); err == nil && model != "" && ag.ACPAgent == "" {
 		meta.Provider, meta.Model = session.Str(provider), session.Str(model)
 	} else if err != nil {
 		return "", badRequest("%v", err)
+	}
+	if ag.ACPAgent != "" {
+		// Its turns run on the external agent (the server's Runner
+		// dispatches by this binding); its session there starts with the
+		// first turn.
+		if req.ModelOverride != nil && *req.ModelOverride != "" {
+			s.ModelOverride = req.ModelOverride
+		}
+		meta.Provider, meta.Model = session.Str("acp"), session.Str(ag.ACPAgent)
+		meta.ACP = &session.ACPBinding{Agent: ag.ACPAgent, Cwd: cwd}
 	}
 	meta.Skills = ag.Skills
 	if ag.Source == "default" {
@@ -358,7 +368,7 @@ func (a *API) handleFork(w http.ResponseWriter, r *http.Request) {
 		}
 		upTo = end
 	}
-	forked, err := session.Fork(a.opts.Store, id, upTo, a.opts.Now())
+	forked, err := a.fork(r.Context(), conv, upTo)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
@@ -24,7 +25,9 @@ type Dispatch struct {
 	Hooks   Hooks
 
 	mu      sync.Mutex
-	runners map[string]*Runner // agent name + "\x00" + identity
+	// runners by agent name, and for an agent that takes its system
+	// prompt when it starts, + "\x00" + the prompt.
+	runners map[string]*Runner
 	closed  bool
 }
 
@@ -60,8 +63,12 @@ func (d *Dispatch) Agent(id string) string {
 func (d *Dispatch) Runner(name string) (*Runner, error) { return d.runner(name, "") }
 
 func (d *Dispatch) runner(name, identity string) (*Runner, error) {
-	if _, err := d.Engine.Config.ACPAgentNamed(name); err != nil {
+	a, err := d.Engine.Config.ACPAgentNamed(name)
+	if err != nil {
 		return nil, &engine.UsageError{Err: err}
+	}
+	if !startPromptKinds[a.AgentKind()] {
+		identity = "" // one process serves every system prompt
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -97,4 +104,18 @@ func (d *Dispatch) Close() error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// Fork forks session id: on its agent when it is bound to one (Runner.Fork),
+// else openheim's own copy.
+func (d *Dispatch) Fork(ctx context.Context, id string) (session.Meta, error) {
+	name := d.Agent(id)
+	if name == "" {
+		return session.Fork(d.Engine.Store, id, -1, time.Now())
+	}
+	r, err := d.Runner(name)
+	if err != nil {
+		return session.Meta{}, err
+	}
+	return r.Fork(ctx, id)
 }

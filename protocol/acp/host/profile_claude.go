@@ -96,7 +96,11 @@ func ClaudeOptions(b Bounds) ClaudeCodeOptions {
 // would run commands without asking (autoAllowBashIfSandboxed) and cut
 // their network.
 func projectClaude(b Bounds) Projection {
-	return Projection{SessionMeta: ClaudeOptions(b).Meta(), UnsafeModes: []string{"bypassPermissions"}, SafeMode: "default",
+	unsafe := []string{"bypassPermissions"}
+	if b.kindDecision("edit") != permission.Allow {
+		unsafe = append(unsafe, "acceptEdits") // edits without asking, where openheim's rules ask
+	}
+	return Projection{SessionMeta: ClaudeOptions(b).Meta(), UnsafeModes: unsafe, SafeMode: "default",
 		SystemPrompt: func(replace bool, text string) map[string]any {
 			if replace {
 				return map[string]any{SystemPromptMetaKey: text}

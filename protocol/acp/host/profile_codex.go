@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/permission"
 )
 
@@ -136,11 +137,23 @@ func globDir(g string) (string, bool) {
 	return dir, true
 }
 
+// startPromptKinds are the kinds of agent that take their system prompt
+// only when they start (Projection.ProcessPrompt).
+var startPromptKinds = map[string]bool{config.AgentKindCodex: true}
+
 // projectCodex sets Codex's sandbox, approvals and instructions with
-// codex-acp's -c overrides (CodexOptions).
+// codex-acp's -c overrides (CodexOptions). Its modes are presets of those:
+// "full-access" (no sandbox, no asking) is outside openheim's rules, and
+// so is "auto" (commands run without asking) unless commands may run.
 func projectCodex(b Bounds) Projection {
 	c := CodexOptions(b)
-	p := Projection{Args: c.Args(), ProcessPrompt: true}
+	p := Projection{Args: c.Args(), ProcessPrompt: true, SafeMode: "read-only"}
+	if b.Profile.Sandbox != "full-access" {
+		p.UnsafeModes = append(p.UnsafeModes, "full-access")
+	}
+	if b.kindDecision("execute") != permission.Allow && !b.AllowShell {
+		p.UnsafeModes = append(p.UnsafeModes, "auto")
+	}
 	if c.InstructionsFile != "" {
 		text := b.Prompt.Text
 		if text == "" {

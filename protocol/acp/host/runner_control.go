@@ -12,15 +12,22 @@ import (
 // agent's own sessions and login.
 
 // Open opens stored session id on the agent (reattaching it, set up as a
-// turn would) and returns the agent's session id. A session the agent has
-// not started yet has none: ext is "".
+// turn would; a session bound to the agent before it had one there gets
+// one now) and returns the agent's session id.
 func (r *Runner) Open(ctx context.Context, id string) (ext string, h *Host, err error) {
 	m, err := r.agentSession(id)
 	if err != nil {
 		return "", nil, err
 	}
-	if h, err = r.Host(ctx); err != nil || m.ACP.SessionID == "" {
-		return "", h, err
+	if h, err = r.Host(ctx); err != nil {
+		return "", nil, err
+	}
+	if m.ACP.SessionID == "" {
+		servers, names := mcpServers(r.Engine.Config)
+		if _, _, err := r.bindLate(ctx, h, m, engine.Request{}, r.sessionOptions(r.Engine.Config.WorkDir, servers, ""), names); err != nil {
+			return "", nil, err
+		}
+		return m.ACP.SessionID, h, nil
 	}
 	ext = m.ACP.SessionID
 	if r.isOpen(ext) {

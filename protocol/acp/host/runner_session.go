@@ -136,7 +136,7 @@ func (r *Runner) bindLate(ctx context.Context, h *Host, meta *session.Meta, req 
 	}
 	meta.ACP = &session.ACPBinding{Agent: r.Agent, SessionID: ext, Cwd: opts.Cwd, MCPServers: names}
 	meta.Provider, meta.Model, meta.Cwd = session.Str("acp"), session.Str(r.Agent), session.Str(opts.Cwd)
-	if meta.Title == nil {
+	if meta.Title == nil && len(req.Input) > 0 {
 		meta.Title = session.Str(session.Title(message.Message{Content: req.Input}.JoinText()))
 	}
 	if err := r.Engine.Store.SaveMeta(*meta); err != nil {
