@@ -29,8 +29,8 @@ type Agent struct {
 	// External, when set, serves sessions bound to an external ACP agent
 	// (session/new _meta.agent): their modes and options (external.go).
 	External ExternalAgents
-	Catalog *history.Catalog // session/list through the index; nil reads the store
-	Version string
+	Catalog  *history.Catalog // session/list through the index; nil reads the store
+	Version  string
 	// Hub is shared by the connections of one server so they see each
 	// other's turns; nil gives the connection its own, whose turns end
 	// with it (stdio).

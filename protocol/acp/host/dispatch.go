@@ -24,7 +24,7 @@ type Dispatch struct {
 	Log     *slog.Logger
 	Hooks   Hooks
 
-	mu      sync.Mutex
+	mu sync.Mutex
 	// runners by agent name, and for an agent that takes its system
 	// prompt when it starts, + "\x00" + the prompt.
 	runners map[string]*Runner
