@@ -453,6 +453,7 @@ func (h *Host) Notification(_ context.Context, method string, params json.RawMes
 		return
 	}
 	if s := h.session(n.SessionID); s != nil {
+		s.state.observe(n.Update) // modes, options, commands (state.go)
 		s.update(n.Update)
 	}
 }

@@ -61,6 +61,8 @@ type SessionSnapshot struct {
 type hostSession struct {
 	h  *Host
 	id string
+	// state is the agent's modes, models, options and commands (state.go).
+	state sessionState
 
 	mu          sync.Mutex
 	thread      []ThreadEntry
@@ -68,8 +70,6 @@ type hostSession struct {
 	permissions []PermissionEntry
 	turn        *hostTurn // the running prompt, nil between turns
 	split       bool      // a tool call came: the next text is a new entry
-	// state is the agent's modes, models, options and commands (state.go).
-	state sessionState
 }
 
 func (h *Host) session(id string) *hostSession {
@@ -333,7 +333,6 @@ func (h *Host) Snapshot(id string) (SessionSnapshot, bool) {
 // update takes one session/update: into the read model, and to the
 // running turn as an event.
 func (s *hostSession) update(raw json.RawMessage) {
-	s.state.observe(raw)
 	var u acp.SessionUpdate
 	if err := json.Unmarshal(raw, &u); err != nil {
 		s.h.log.Debug("acp host: an update that does not parse", "err", err)
