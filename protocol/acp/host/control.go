@@ -24,19 +24,23 @@ type Capabilities struct {
 	CloseSession, DeleteSession, AdditionalDirectories    bool
 	Logout                                                bool
 	Prompt                                                acp.PromptCapabilities
+	MCP                                                   acp.MCPCapabilities
 }
 
 // Capabilities reports what the agent offers.
 func (h *Host) Capabilities() Capabilities {
 	c := h.info.caps
 	sc := c.SessionCapabilities
-	var auth struct {
+	var more struct {
 		Auth struct{ Logout json.RawMessage } `json:"auth"`
+		MCP  json.RawMessage                  `json:"mcpCapabilities"`
 	}
-	json.Unmarshal(h.info.Capabilities, &auth)
+	json.Unmarshal(h.info.Capabilities, &more)
+	var mcp acp.MCPCapabilities
+	json.Unmarshal(more.MCP, &mcp) // an odd value leaves both false
 	return Capabilities{LoadSession: c.LoadSession, ListSessions: present(sc.List), ForkSession: present(sc.Fork),
 		ResumeSession: present(sc.Resume), CloseSession: present(sc.Close), DeleteSession: present(sc.Delete),
-		AdditionalDirectories: present(sc.AdditionalDirectories), Logout: present(auth.Auth.Logout), Prompt: c.PromptCapabilities}
+		AdditionalDirectories: present(sc.AdditionalDirectories), Logout: present(more.Auth.Logout), Prompt: c.PromptCapabilities, MCP: mcp}
 }
 
 // Metadata is session id's modes, models, options and commands; ok is

@@ -181,6 +181,9 @@ func (r *Runner) prompt(ctx context.Context, req engine.Request) (session.Meta, 
 	if workDir == "" {
 		workDir = r.Engine.Config.WorkDir
 	}
+	if err := checkPrompt(h, req.Input); err != nil {
+		return session.Meta{}, event.End{}, err
+	}
 	cwd, stored, err := r.bind(ctx, h, &meta, isNew, req, workDir)
 	if err != nil {
 		return session.Meta{}, event.End{}, err
@@ -223,7 +226,7 @@ func (r *Runner) sessionMeta(id string) (meta session.Meta, isNew bool, err erro
 // messages the store holds already.
 func (r *Runner) bind(ctx context.Context, h *Host, meta *session.Meta, isNew bool, req engine.Request, workDir string) (cwd string, stored int, err error) {
 	e := r.Engine
-	servers, names := mcpServers(e.Config)
+	servers, names := r.serversFor(h)
 	opts := r.sessionOptions(workDir, servers, req.Identity)
 	if !isNew && meta.ACP.SessionID == "" {
 		// Bound to the agent when it was made (the server's sessions):
@@ -277,6 +280,7 @@ func (r *Runner) finish(meta session.Meta, end event.End, tr *transcript, lease 
 	if cur, err := r.Engine.Store.LoadMeta(meta.ID); err == nil && cur.Title != nil {
 		meta.Title = cur.Title
 	}
+	r.rememberMode(&meta)
 	if err := store.SaveMeta(meta); err != nil && end.Err == nil {
 		end.Err = err
 	}

@@ -38,7 +38,7 @@ func (r *Runner) Open(ctx context.Context, id string) (ext string, h *Host, err 
 	if err := h.Reattach(ctx, ext, opts); err != nil {
 		return "", nil, err
 	}
-	if err := r.configure(ctx, h, ext, engine.Request{}); err != nil {
+	if err := r.configure(ctx, h, ext, engine.Request{SessionID: id}); err != nil {
 		return "", nil, err
 	}
 	r.markOpen(ext)
@@ -75,10 +75,18 @@ func (r *Runner) control(ctx context.Context, id string, pending func(*InitialCo
 	return f(h, ext)
 }
 
-// SetMode switches stored session id ("" the next new one) to mode.
+// SetMode switches stored session id ("" the next new one) to mode, kept
+// for when it is reopened.
 func (r *Runner) SetMode(ctx context.Context, id, mode string) error {
 	return r.control(ctx, id, func(c *InitialConfig) { c.Mode = mode }, func(h *Host, ext string) error {
-		return h.SetMode(ctx, ext, mode)
+		if err := h.SetMode(ctx, ext, mode); err != nil {
+			return err
+		}
+		if m, err := r.Engine.Store.LoadMeta(id); err == nil && m.ACP != nil {
+			m.ACP.Mode = mode
+			return r.Engine.Store.SaveMeta(*m)
+		}
+		return nil
 	})
 }
 

@@ -231,3 +231,38 @@ func TestDispatch(t *testing.T) {
 		t.Error("the agent outlived Dispatch.Close")
 	}
 }
+
+// TestRunnerKeepsMode: the agent's mode after a turn is kept with the
+// session and set again when another process reopens it; http MCP servers
+// are left out for an agent that takes none; images for one that takes
+// none are refused before anything is sent.
+func TestRunnerKeepsMode(t *testing.T) {
+	cfg := &config.Config{WorkDir: t.TempDir(), MCPServers: map[string]*config.MCPServer{
+		"remote": {URL: "http://127.0.0.1:9/mcp"}, "local": {Command: "mcp-local"}}}
+	caps := acptest.DefaultCapabilities()
+	r, rec := fakeRunner(t, acptest.Script{Settings: true, LoadUnknown: true, Capabilities: caps}, cfg, false)
+	m := promptOn(t, r, "", "one")
+	ctx := context.Background()
+	if err := r.SetMode(ctx, m.ID, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	promptOn(t, r, m.ID, "two")
+	if got, _ := r.Engine.Store.LoadMeta(m.ID); got.ACP.Mode != "plan" {
+		t.Fatalf("kept mode %q", got.ACP.Mode)
+	}
+	r.Close() // another process: a new agent that must be told again
+	promptOn(t, r, m.ID, "three")
+	h, _ := r.Host(ctx)
+	if md := mustMD(t, h, m.ACP.SessionID); md.CurrentModeID != "plan" {
+		t.Errorf("reopened in mode %q", md.CurrentModeID)
+	}
+	newReq := rec.Method(acp.MethodSessionNew)
+	if len(newReq) == 0 || strings.Contains(string(newReq[0].Params), "remote") || !strings.Contains(string(newReq[0].Params), "mcp-local") {
+		t.Errorf("mcpServers sent: %+v", newReq)
+	}
+	_, _, err := r.Prompt(ctx, engine.Request{SessionID: m.ID, Input: []message.Block{{Type: message.TypeImage, Data: "AA==", MimeType: "image/png"}}})
+	var ue *engine.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "takes no images") {
+		t.Errorf("an image for an agent without image: %v", err)
+	}
+}

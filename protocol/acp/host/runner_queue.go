@@ -135,11 +135,15 @@ func (r *Runner) coalesce(ctx context.Context, sq *sessionQueue, req engine.Requ
 		c = &coalesced{done: make(chan struct{}), ctx: ctx, base: req}
 		sq.next = c
 	}
+	joined := len(c.input) > 0
 	c.input = append(c.input, req.Input...)
 	if req.Sink != nil {
 		c.sinks = append(c.sinks, req.Sink)
 	}
 	r.queues.mu.Unlock()
+	if h := r.running(); joined && h != nil {
+		h.hook(TurnEvent{Type: "coalesced", SessionID: req.SessionID})
+	}
 	select {
 	case <-c.done:
 		return c.meta, c.end, c.err
@@ -167,4 +171,11 @@ func fanOut(sinks []event.Sink) event.Sink {
 			s.Emit(ev)
 		}
 	})
+}
+
+// running is the agent's host, if it is started.
+func (r *Runner) running() *Host {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.host
 }

@@ -40,6 +40,10 @@ func (r *Runner) configure(ctx context.Context, h *Host, ext string, req engine.
 	if a, err := r.Engine.Config.ACPAgentNamed(r.Agent); err == nil {
 		prof = InitialConfig{Mode: a.Mode, Model: a.Model, Effort: a.Effort, Raw: a.Config}
 	}
+	// A reopened session gets back the mode it was left in.
+	if m, err := r.Engine.Store.LoadMeta(req.SessionID); req.SessionID != "" && err == nil && m.ACP != nil && m.ACP.Mode != "" {
+		prof.Mode = m.ACP.Mode
+	}
 	strict := r.Initial
 	if req.Model != "" && req.Model != r.Agent {
 		strict.Model = req.Model
@@ -239,4 +243,50 @@ func (r *Runner) DeleteSession(ctx context.Context, id string) (deleted bool, er
 	delete(r.openIDs, m.ACP.SessionID)
 	r.mu.Unlock()
 	return true, nil
+}
+
+// rememberMode keeps the agent's current mode in the session's binding.
+func (r *Runner) rememberMode(meta *session.Meta) {
+	r.mu.Lock()
+	h := r.host
+	r.mu.Unlock()
+	if h == nil || meta.ACP == nil {
+		return
+	}
+	if md, ok := h.Metadata(meta.ACP.SessionID); ok && md.CurrentModeID != "" {
+		meta.ACP.Mode = md.CurrentModeID
+	}
+}
+
+// serversFor are openheim's MCP servers in ACP's shape, without the http
+// ones an agent that cannot connect to them would refuse (a warning says
+// so).
+func (r *Runner) serversFor(h *Host) ([]json.RawMessage, []string) {
+	servers, names := mcpServers(r.Engine.Config)
+	if h.Capabilities().MCP.HTTP {
+		return servers, names
+	}
+	var keptS []json.RawMessage
+	var keptN []string
+	for i, raw := range servers {
+		var s struct{ Type string }
+		if json.Unmarshal(raw, &s) == nil && s.Type == "http" {
+			h.log.Warn(fmt.Sprintf("acp agent %s takes no http MCP servers (mcpCapabilities.http); %s is left out", r.Agent, names[i]))
+			continue
+		}
+		keptS, keptN = append(keptS, raw), append(keptN, names[i])
+	}
+	return keptS, keptN
+}
+
+// checkPrompt refuses content the agent said it does not take
+// (promptCapabilities): images without image, audio without audio.
+func checkPrompt(h *Host, input []message.Block) error {
+	caps := h.Capabilities().Prompt
+	for _, b := range input {
+		if b.Type == message.TypeImage && !caps.Image {
+			return &engine.UsageError{Err: fmt.Errorf("acp agent %s takes no images (promptCapabilities.image)", h.spec.Name)}
+		}
+	}
+	return nil
 }
