@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/acp/host"
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/session"
@@ -96,7 +97,7 @@ func forkSession(ctx context.Context, runner engine.Runner, s *Sessions, cmd, id
 		var ue *engine.UsageError
 		switch {
 		case errors.As(err, &ue):
-			return "", usageErr(fmt.Errorf("%s: --fork: %w", cmd, err), "continue the session itself, or start a new one")
+			return "", usageErr(fmt.Errorf("%s: --fork: %w", cmd, err), "")
 		case err != nil:
 			return "", failure(fmt.Errorf("%s: --fork: %w", cmd, err))
 		}
@@ -129,4 +130,15 @@ func promptMode(opts *PromptOptions, agent string) (engine.ToolFilter, error) {
 	}
 	return engine.ToolFilter{}, usageErr(fmt.Errorf("prompt: --mode %q: openheim's modes are code and architect", opts.Mode),
 		"an agent's own modes apply with --agent")
+}
+
+// checkAgent refuses an --agent that names no agent, before anything else.
+func checkAgent(cfg *config.Config, cmd, name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, err := cfg.ACPAgentNamed(name); err != nil {
+		return usageErr(fmt.Errorf("%s: --agent: %w", cmd, err), "see 'openheim acp agents'")
+	}
+	return nil
 }

@@ -134,6 +134,9 @@ func newChat(opts *ChatOptions) (*chat, error) {
 	if opts.JSON {
 		c.out = ios.ErrOut // stdout carries NDJSON only
 	}
+	if err := checkAgent(cfg, "chat", opts.Agent); err != nil {
+		return nil, err
+	}
 	if err := c.openInitial(opts); err != nil {
 		return nil, err
 	}

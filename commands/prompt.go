@@ -155,6 +155,9 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkAgent(cfg, "prompt", opts.Agent); err != nil {
+		return err
+	}
 	sessionID, err := findSession(sess, "prompt", opts.SessionID, opts.Continue, opts.Agent, cfg.WorkDir)
 	if err != nil {
 		return err
