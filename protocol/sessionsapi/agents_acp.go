@@ -35,3 +35,15 @@ func (a *API) fork(ctx context.Context, conv *session.Conversation, upTo int) (s
 	}
 	return m, err
 }
+
+// bindToACPAgent binds a new session of an agent naming an ACP agent to
+// it: its turns run there (the server's Runner dispatches by the
+// binding), its session there starts with the first turn, and its model
+// override is the agent's own model.
+func bindToACPAgent(ag Agent, req createRequest, s *settings, meta *session.Meta, cwd string) {
+	if req.ModelOverride != nil && *req.ModelOverride != "" {
+		s.ModelOverride = req.ModelOverride
+	}
+	meta.Provider, meta.Model = session.Str("acp"), session.Str(ag.ACPAgent)
+	meta.ACP = &session.ACPBinding{Agent: ag.ACPAgent, Cwd: cwd}
+}
