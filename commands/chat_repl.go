@@ -64,9 +64,11 @@ func (c *chat) newREPL() (*repl, error) {
 	// provider errors); readline's own writes (the input line) do not.
 	red := c.ios.Redactor()
 	r := &repl{c: c, rl: rl, out: &promptWriter{plain: red.Writer(c.ios.Out), around: red.Writer(rl.Stdout())}}
-	ios := *c.ios
-	ios.ErrOut = &promptWriter{plain: c.ios.ErrOut, around: rl.Stderr(), asking: r.out.flag()}
-	c.ios, c.out = &ios, r.out
+	// In place, not on a copy: the warnings of what starts after the REPL
+	// (MCP servers connecting, memory) write to the shared streams, and must
+	// go around the prompt too or they land after it with no prompt redrawn.
+	c.ios.ErrOut = &promptWriter{plain: c.ios.ErrOut, around: red.Writer(rl.Stderr()), asking: r.out.flag()}
+	c.out = r.out
 	c.pick = r.ask
 	return r, nil
 }

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -49,30 +48,24 @@ var (
 
 // Index is an open memory index. Its methods are safe for concurrent use.
 type Index struct {
-	b         bleve.Index
-	readOnly  bool
-	closeOnce sync.Once
-	closeErr  error
+	b *bleveindex.Handle
 }
 
 // Open opens the index at dir, creating an empty one (Seq 0) when missing
 // unless ReadOnly.
 func Open(dir string, opts Options) (*Index, error) {
-	b, err := bleveindex.Open(dir, opts, schema, "memory index")
+	b, err := bleveindex.OpenHandle(dir, opts, schema, "memory index")
 	if err != nil {
 		return nil, err
 	}
-	return &Index{b: b, readOnly: opts.ReadOnly}, nil
+	return &Index{b: b}, nil
 }
 
 // schema stamps the indexes this version builds.
 var schema = bleveindex.Schema{Mapping: newMapping, Key: schemaKey, Version: schemaVersion}
 
 // Close releases the index and its lock. Closing twice is harmless.
-func (x *Index) Close() error {
-	x.closeOnce.Do(func() { x.closeErr = x.b.Close() })
-	return x.closeErr
-}
+func (x *Index) Close() error { return x.b.Close() }
 
 // Seq is the log sequence number the index reflects: 0 for a new index.
 func (x *Index) Seq() (int64, error) {
@@ -122,28 +115,18 @@ const applyBatch = 500
 // in the last batch, so an interrupted Apply leaves the old one: the
 // caller simply applies again.
 func (x *Index) Apply(put []Doc, del []int64, seq int64) error {
-	if x.readOnly {
+	if x.b.ReadOnly {
 		return ErrReadOnly
 	}
-	b := x.b.NewBatch()
-	flush := func() error {
-		err := x.b.Batch(b)
-		b = x.b.NewBatch() // not Reset: scorch may still read the old one
-		return err
-	}
+	bt := bleveindex.NewBatcher(x.b, applyBatch)
 	for _, id := range del {
-		b.Delete(docID(id))
+		bt.Batch().Delete(docID(id))
 	}
 	for _, d := range put {
-		if b.Size() >= applyBatch {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		if err := b.Index(docID(d.ID), document(d)); err != nil {
+		if err := bt.Index(docID(d.ID), document(d)); err != nil {
 			return err
 		}
 	}
-	b.SetInternal(seqKey, []byte(strconv.FormatInt(seq, 10)))
-	return flush()
+	bt.Batch().SetInternal(seqKey, []byte(strconv.FormatInt(seq, 10)))
+	return bt.Flush()
 }

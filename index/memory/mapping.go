@@ -7,6 +7,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/openheim/openheim/index/bleveindex"
 )
 
 // schemaVersion is stored inside the index; bump it whenever the mapping or
@@ -29,21 +30,9 @@ var (
 // 3.5 s of build time (+85%), and sorting by it made queries ~10x slower,
 // because the sort reads it for every matching note.
 func newMapping() *mapping.IndexMappingImpl {
-	im := mapping.NewIndexMapping()
-	im.DefaultAnalyzer = en.AnalyzerName
-	im.IndexDynamic = false
-	im.StoreDynamic = false
-	im.DocValuesDynamic = false
-
-	note := mapping.NewDocumentStaticMapping()
-	note.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
-	text := mapping.NewTextFieldMapping()
-	text.Analyzer = en.AnalyzerName
-	text.Store = false
-	text.IncludeTermVectors = true
-	text.IncludeInAll = false
-	text.DocValues = false
-	note.AddFieldMappingsAt("text", text)
+	im := bleveindex.LeanMapping()
+	note := bleveindex.StaticDoc()
+	note.AddFieldMappingsAt("text", bleveindex.TextField(false))
 	im.DefaultMapping = note
 	return im
 }

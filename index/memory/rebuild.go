@@ -26,27 +26,14 @@ func Rebuild(dir string, docs func(yield func(Doc) bool) error, total int, seq i
 
 func build(x bleve.Index, docs func(yield func(Doc) bool) error, total int, seq int64, progress func(done, total int)) error {
 	bt := bleveindex.NewBatcher(x, rebuildBatch)
-	done := 0
-	var ierr error
-	serr := docs(func(d Doc) bool {
+	err := bleveindex.Feed(docs, func(d Doc) error {
 		if d.ID <= 0 {
-			ierr = fmt.Errorf("memory index: rebuild: note id %d", d.ID)
-			return false
+			return fmt.Errorf("memory index: rebuild: note id %d", d.ID)
 		}
-		if ierr = bt.Index(docID(d.ID), document(d)); ierr != nil {
-			return false
-		}
-		done++
-		if progress != nil {
-			progress(done, total)
-		}
-		return true
-	})
-	switch {
-	case ierr != nil:
-		return ierr
-	case serr != nil:
-		return fmt.Errorf("memory index: rebuild: reading notes: %w", serr)
+		return bt.Index(docID(d.ID), document(d))
+	}, total, progress, "memory index: rebuild: reading notes")
+	if err != nil {
+		return err
 	}
 	// The stamp rides with the last batch; an index without it (a crash
 	// before this point never gets swapped in anyway) would read as Seq 0.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/datetime/timestamp/nanoseconds"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/openheim/openheim/index/bleveindex"
 )
 
 // schemaVersion is stored inside the index; bump it whenever the mapping or
@@ -32,18 +32,14 @@ const (
 var storedSessionFields = []string{"title", "model", "provider", "cwd", "created", "updated", "messages"}
 
 func newMapping() *mapping.IndexMappingImpl {
-	im := mapping.NewIndexMapping()
+	im := bleveindex.LeanMapping()
 	im.TypeField = "kind"
-	im.DefaultAnalyzer = en.AnalyzerName
 	// Unknown kinds are dropped rather than dynamically indexed: every field
 	// the index holds is declared below, so its size stays predictable.
 	im.DefaultMapping = mapping.NewDocumentDisabledMapping()
-	im.IndexDynamic = false
-	im.StoreDynamic = false
-	im.DocValuesDynamic = false
 
 	session := staticDoc()
-	session.AddFieldMappingsAt("title", textField(true))
+	session.AddFieldMappingsAt("title", bleveindex.TextField(true))
 	session.AddFieldMappingsAt("cwd", keywordField(true))
 	session.AddFieldMappingsAt("updated", timeField(true, true))
 	session.AddFieldMappingsAt("created", timeField(false, true))
@@ -59,29 +55,16 @@ func newMapping() *mapping.IndexMappingImpl {
 	message := staticDoc()
 	message.AddFieldMappingsAt("session", keywordField(false))
 	message.AddFieldMappingsAt("n", storedOnly(numberField()))
-	message.AddFieldMappingsAt("text", textField(false))
+	message.AddFieldMappingsAt("text", bleveindex.TextField(false))
 	im.AddDocumentMapping(kindMessage, message)
 	return im
 }
 
+// staticDoc is a document of one kind: its kind and declared fields.
 func staticDoc() *mapping.DocumentMapping {
-	dm := mapping.NewDocumentStaticMapping()
+	dm := bleveindex.StaticDoc()
 	dm.AddFieldMappingsAt("kind", keywordField(false))
-	// _all would copy every term a second time; queries always name fields.
-	dm.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
 	return dm
-}
-
-// textField keeps term vectors although the lean mapping drops them: bleve
-// needs positions for phrase queries, and Search ranks exact phrases first.
-func textField(store bool) *mapping.FieldMapping {
-	f := mapping.NewTextFieldMapping()
-	f.Analyzer = en.AnalyzerName
-	f.Store = store
-	f.IncludeTermVectors = true
-	f.IncludeInAll = false
-	f.DocValues = false
-	return f
 }
 
 func keywordField(store bool) *mapping.FieldMapping {

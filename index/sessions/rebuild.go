@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/openheim/openheim/index/bleveindex"
@@ -25,31 +24,25 @@ func Rebuild(dir string, sessions func(yield func(s Session, texts []string) boo
 }
 
 func build(x bleve.Index, sessions func(yield func(s Session, texts []string) bool) error, total int, progress func(done, total int)) error {
+	type entry struct {
+		s     Session
+		texts []string
+	}
+	each := func(yield func(entry) bool) error {
+		return sessions(func(s Session, texts []string) bool { return yield(entry{s, texts}) })
+	}
 	bt := bleveindex.NewBatcher(x, rebuildBatch)
-	done := 0
-	var ierr error
-	serr := sessions(func(s Session, texts []string) bool {
-		if s.ID == "" {
-			ierr = errors.New("sessions index: rebuild: session with empty id")
-			return false
+	err := bleveindex.Feed(each, func(e entry) error {
+		if e.s.ID == "" {
+			return errors.New("sessions index: rebuild: session with empty id")
 		}
-		if ierr = indexSession(bt.Batch(), s, texts); ierr != nil {
-			return false
+		if err := indexSession(bt.Batch(), e.s, e.texts); err != nil {
+			return err
 		}
-		if ierr = bt.FlushFull(); ierr != nil {
-			return false
-		}
-		done++
-		if progress != nil {
-			progress(done, total)
-		}
-		return true
-	})
-	switch {
-	case ierr != nil:
-		return ierr
-	case serr != nil:
-		return fmt.Errorf("sessions index: rebuild: reading sessions: %w", serr)
+		return bt.FlushFull()
+	}, total, progress, "sessions index: rebuild: reading sessions")
+	if err != nil {
+		return err
 	}
 	return bt.Flush()
 }

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/openheim/openheim/index/bleveindex"
 )
 
@@ -62,31 +61,23 @@ var (
 
 // Index is an open sessions index. Its methods are safe for concurrent use.
 type Index struct {
-	b        bleve.Index
-	readOnly bool
+	b *bleveindex.Handle
 	// wmu serialises writers, so DeleteSession/ReplaceSession's
 	// find-then-delete cannot interleave with an AddMessages of this process.
 	wmu sync.Mutex
-	// closeOnce: scorch panics on a second Close, and deferred closes on
-	// error paths make double closes easy for callers.
-	closeOnce sync.Once
-	closeErr  error
 }
 
 // Open opens the index at dir, creating it when missing unless ReadOnly.
 func Open(dir string, opts Options) (*Index, error) {
-	b, err := bleveindex.Open(dir, opts, schema, "sessions index")
+	b, err := bleveindex.OpenHandle(dir, opts, schema, "sessions index")
 	if err != nil {
 		return nil, err
 	}
-	return &Index{b: b, readOnly: opts.ReadOnly}, nil
+	return &Index{b: b}, nil
 }
 
 // schema stamps the indexes this version builds.
 var schema = bleveindex.Schema{Mapping: newMapping, Key: schemaKey, Version: schemaVersion}
 
 // Close releases the index and its lock. Closing twice is harmless.
-func (x *Index) Close() error {
-	x.closeOnce.Do(func() { x.closeErr = x.b.Close() })
-	return x.closeErr
-}
+func (x *Index) Close() error { return x.b.Close() }

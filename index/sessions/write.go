@@ -125,7 +125,7 @@ func (x *Index) deleteInto(b *bleve.Batch, id string) error {
 }
 
 func (x *Index) writable(id string) error {
-	if x.readOnly {
+	if x.b.ReadOnly {
 		return ErrReadOnly
 	}
 	if id == "" {

@@ -21,23 +21,19 @@ func (m *Memory) Add(content string) (Note, error) {
 	if err != nil {
 		return Note{}, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var n Note
 	err = m.change(func() ([]record, error) {
 		now := m.stamp()
 		n = Note{ID: m.log.nextID, Content: content, CreatedAt: now, UpdatedAt: now}
-		return []record{{Seq: m.log.lastSeq + 1, Op: opAdd, ID: n.ID, CreatedAt: now, UpdatedAt: now, Content: content}}, nil
+		return []record{noteRecord(m.log.lastSeq+1, opAdd, n)}, nil
 	})
 	return n, err
 }
 
 // Get returns note id, or an error wrapping ErrNotFound.
 func (m *Memory) Get(id int64) (Note, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var s stored
-	err := m.locked(false, func() (err error) {
+	err := m.read(func() (err error) {
 		s, err = m.log.get(id)
 		return err
 	})
@@ -51,8 +47,6 @@ func (m *Memory) Edit(id int64, content string) (Note, error) {
 	if err != nil {
 		return Note{}, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var n Note
 	err = m.change(func() ([]record, error) {
 		old, err := m.log.get(id)
@@ -60,17 +54,14 @@ func (m *Memory) Edit(id int64, content string) (Note, error) {
 			n = old.Note
 			return nil, err
 		}
-		now := m.stamp()
-		n = Note{ID: id, Content: content, CreatedAt: old.CreatedAt, UpdatedAt: now}
-		return []record{{Seq: m.log.lastSeq + 1, Op: opEdit, ID: id, CreatedAt: old.CreatedAt, UpdatedAt: now, Content: content}}, nil
+		n = Note{ID: id, Content: content, CreatedAt: old.CreatedAt, UpdatedAt: m.stamp()}
+		return []record{noteRecord(m.log.lastSeq+1, opEdit, n)}, nil
 	})
 	return n, err
 }
 
 // Delete forgets note id for good; its id is never reused.
 func (m *Memory) Delete(id int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	return m.change(func() ([]record, error) {
 		if _, ok := m.log.notes[id]; !ok {
 			return nil, &notFoundError{id}
@@ -90,18 +81,14 @@ func (m *Memory) List() ([]Note, error) {
 
 // Len returns the number of notes.
 func (m *Memory) Len() (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var n int
-	err := m.locked(false, func() error { n = len(m.log.notes); return nil })
+	err := m.read(func() error { n = len(m.log.notes); return nil })
 	return n, err
 }
 
 func (m *Memory) snapshot() ([]Note, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var all []stored
-	err := m.locked(false, func() (err error) {
+	err := m.read(func() (err error) {
 		all, err = m.log.all()
 		return err
 	})
@@ -171,8 +158,6 @@ func (m *Memory) Import(r io.Reader) (int, error) {
 	if err := sc.Err(); err != nil {
 		return 0, fmt.Errorf("memory: import: %w", err)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	added := 0
 	err := m.change(func() ([]record, error) {
 		existing, err := m.log.all()
@@ -197,8 +182,9 @@ func (m *Memory) Import(r io.Reader) (int, error) {
 			if updated.IsZero() {
 				updated = created
 			}
-			recs = append(recs, record{Seq: m.log.lastSeq + 1 + int64(len(recs)), Op: opAdd,
-				ID: m.log.nextID + int64(len(recs)), CreatedAt: created, UpdatedAt: updated, Content: n.Content})
+			i := int64(len(recs))
+			recs = append(recs, noteRecord(m.log.lastSeq+1+i, opAdd,
+				Note{ID: m.log.nextID + i, Content: n.Content, CreatedAt: created, UpdatedAt: updated}))
 		}
 		added = len(recs)
 		return recs, nil
@@ -210,8 +196,10 @@ func (m *Memory) Import(r io.Reader) (int, error) {
 // after reading others' appends, so seqs and ids are current), compacts
 // the log when due, and brings the index in step. The change is durable
 // once written; an index that cannot follow only costs a warning, and
-// catches up on next use. The caller holds m.mu.
+// catches up on next use. It holds m.mu while it runs.
 func (m *Memory) change(build func() ([]record, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var ixErr error
 	err := m.locked(true, func() error {
 		recs, err := build()
@@ -236,4 +224,17 @@ func (m *Memory) change(build func() ([]record, error)) error {
 		m.warn(fmt.Sprintf("memory: the change is saved, but the index could not follow (%v); it catches up on next use", ixErr))
 	}
 	return err
+}
+
+// read runs fn holding m.mu and the store lock shared, on the log as other
+// processes left it.
+func (m *Memory) read(fn func() error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.locked(false, fn)
+}
+
+// noteRecord is the log record of op (add or edit) writing note n.
+func noteRecord(seq int64, op string, n Note) record {
+	return record{Seq: seq, Op: op, ID: n.ID, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, Content: n.Content}
 }

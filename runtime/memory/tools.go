@@ -37,10 +37,7 @@ func (t *rememberTool) Run(_ context.Context, raw json.RawMessage) tools.Result 
 		return tools.Errorf("%v", err)
 	}
 	n, err := t.m.Add(content)
-	if err != nil {
-		return tools.Errorf("%v", err)
-	}
-	return tools.Result{Content: fmt.Sprintf("Remembered #%d (%s).", n.ID, date(n.UpdatedAt))}
+	return wrote("Remembered", n, err)
 }
 
 type searchTool struct{ m *Memory }
@@ -102,10 +99,16 @@ func (t *editTool) Run(_ context.Context, raw json.RawMessage) tools.Result {
 		return tools.Errorf("%v", err)
 	}
 	n, err := t.m.Edit(id, content)
+	return wrote("Updated", n, err)
+}
+
+// wrote is the answer to a call that wrote note n: what was done, the
+// note's id and date; or what failed.
+func wrote(done string, n Note, err error) tools.Result {
 	if err != nil {
 		return tools.Errorf("%v", err)
 	}
-	return tools.Result{Content: fmt.Sprintf("Updated #%d (%s).", n.ID, date(n.UpdatedAt))}
+	return tools.Result{Content: fmt.Sprintf("%s #%d (%s).", done, n.ID, date(n.UpdatedAt))}
 }
 
 type forgetTool struct{ m *Memory }

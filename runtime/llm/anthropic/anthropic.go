@@ -3,11 +3,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
 
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/transport"
@@ -33,57 +28,27 @@ const Version = "2023-06-01"
 // anthropic-beta flag), HTTPClient and MaxAnswerBytes.
 type Config = transport.Config
 
-type client struct {
-	cfg    Config
-	conn   *transport.SSEClient
-	header http.Header
-}
+// api is the Messages API: the key in x-api-key, the version in its header.
+var api = transport.API{BaseURL: DefaultBaseURL, KeyHeader: "x-api-key",
+	Headers: map[string]string{"anthropic-version": Version}}
+
+type client struct{ transport.Client }
 
 // New returns a streaming Messages API Provider (kind anthropic), also
 // usable with compatible gateways.
 func New(cfg Config) llm.Provider {
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	h := transport.Header("x-api-key", "", cfg.APIKey, map[string]string{"anthropic-version": Version}, cfg.Headers)
-	return &client{
-		cfg: cfg,
-		conn: transport.NewSSEClient(transport.Endpoint(base, "/messages", ""), cfg.Timeout, cfg.HTTPClient,
-			transport.Secrets(cfg.APIKey, base, cfg.Headers)),
-		header: h,
-	}
-}
-
-// Stream implements llm.Provider.
-func (p *client) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	resp, err := p.stream(ctx, req, onDelta)
-	return resp, p.conn.Hide(err)
+	p := &client{transport.NewClient(cfg, api, "/messages")}
+	return p.Provider(p.stream)
 }
 
 func (p *client) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	if req == nil {
-		return nil, errors.New("llm: nil request")
-	}
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = p.cfg.MaxTokens
-	}
+	maxTokens := p.MaxTokens(req)
 	if maxTokens <= 0 {
 		maxTokens = anDefaultMaxTokens
 	}
-	thinking := thinkingFor(p.cfg.Thinking, req.Model, maxTokens, p.cfg.ThinkingBudget, p.cfg.AdaptiveThinking)
-	body, err := json.Marshal(buildAnRequest(req, maxTokens, thinking))
-	if err != nil {
-		return nil, fmt.Errorf("llm: encoding request: %w", err)
-	}
-	resp, err := p.conn.Do(ctx, body, p.header, func(r io.Reader) (*llm.Response, error) {
-		return decodeAnStream(r, p.cfg.MaxAnswerBytes, onDelta)
-	})
-	if err != nil {
-		return nil, anClassify(err)
-	}
-	return resp, nil
+	thinking := thinkingFor(p.Cfg.Thinking, req.Model, maxTokens, p.Cfg.ThinkingBudget, p.Cfg.AdaptiveThinking)
+	resp, err := p.Post(ctx, "", buildAnRequest(req, maxTokens, thinking), decodeAnStream, onDelta)
+	return resp, anClassify(err)
 }
 
 // anClassify marks a 400 that says the prompt does not fit the context

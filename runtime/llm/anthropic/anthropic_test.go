@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
@@ -20,14 +19,7 @@ const testKey = "sk-test-SECRET-4242"
 // setupAn starts a fake server with replies and an Anthropic client on it.
 func setupAn(t *testing.T, cfg Config, replies ...llmtest.Reply) (*llmtest.Server, llm.Provider) {
 	t.Helper()
-	srv := llmtest.New()
-	t.Cleanup(srv.Close)
-	srv.Enqueue(replies...)
-	cfg.BaseURL = srv.URL()
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Second
-	}
-	return srv, New(cfg)
+	return wiretest.Setup(t, cfg, New, replies...)
 }
 
 func anRequestFor(msgs ...message.Message) *llm.Request {

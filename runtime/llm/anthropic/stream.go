@@ -86,22 +86,14 @@ func decodeAnStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				if acc.stop != "" {
-					// message_delta carried the stop reason: only
-					// message_stop follows it, so nothing is missing. The
-					// vendor SDKs' recorded streams end so, and the SDKs
-					// do not wait for message_stop either.
-					return acc.response(), nil
-				}
-				return nil, fmt.Errorf("%w: no message_stop after %d events", llm.ErrStreamCut, acc.events)
+			if acc.stop != "" && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+				// message_delta carried the stop reason: only
+				// message_stop follows it, so nothing is missing. The
+				// vendor SDKs' recorded streams end so, and the SDKs
+				// do not wait for message_stop either.
+				return acc.response(), nil
 			}
-			if errors.Is(err, sse.ErrLineTooLong) {
-				return nil, fmt.Errorf("llm: stream event %d: %w", acc.events+1, err)
-			}
-			// A transport failure mid-body (reset, abort) is a cut too; the
-			// caller first checks whether it was really a cancellation.
-			return nil, fmt.Errorf("%w after %d events: %w", llm.ErrStreamCut, acc.events, err)
+			return nil, transport.ReadFailure(err, acc.events, "event", "message_stop")
 		}
 		data := strings.TrimSpace(ev.Data)
 		if data == "" || ev.Type == "ping" {
@@ -110,9 +102,7 @@ func decodeAnStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error
 		acc.events++
 		var e anEvent
 		if err := json.Unmarshal([]byte(data), &e); err != nil {
-			// %v, not %w: broken JSON is not a transport failure.
-			return nil, fmt.Errorf("llm: malformed JSON in stream event %d (%s): %v (data: %q)",
-				acc.events, ev.Type, err, transport.Truncate(data, 200))
+			return nil, transport.MalformedJSON(fmt.Sprintf("stream event %d (%s)", acc.events, ev.Type), err, data)
 		}
 		typ := ev.Type
 		if typ == "" || typ == "message" {
@@ -216,20 +206,7 @@ func (a *anAccumulator) block(index int, typ string) *anBlockAcc {
 }
 
 func (a *anAccumulator) emit(b *anBlockAcc, kind llm.DeltaKind, s string, onDelta func(llm.Delta) error) error {
-	if s == "" {
-		return nil
-	}
-	s, capErr := a.cap.Take(s)
-	if s == "" {
-		return capErr
-	}
-	b.buf.WriteString(s)
-	if onDelta != nil {
-		if err := onDelta(llm.Delta{Kind: kind, Text: s}); err != nil {
-			return err
-		}
-	}
-	return capErr
+	return a.cap.Forward(&b.buf, kind, s, onDelta)
 }
 
 // setUsage keeps the latest value of each field: message_delta's counts are

@@ -9,9 +9,9 @@ import (
 	"github.com/openheim/openheim/runtime/llm/transport"
 )
 
-// geminiEmbedBaseURL is the Gemini API root used when Config.BaseURL is
-// empty.
-const geminiEmbedBaseURL = "https://generativelanguage.googleapis.com/v1beta"
+// geminiAPI is the Gemini API root used when Config.BaseURL is empty, and
+// the header its key travels in.
+var geminiAPI = transport.API{BaseURL: "https://generativelanguage.googleapis.com/v1beta", KeyHeader: "x-goog-api-key"}
 
 type gemEmbedPart struct {
 	Text string `json:"text"`
@@ -41,14 +41,10 @@ type gemEmbedResponse struct {
 // wire. The key travels in the x-goog-api-key header, never in the URL,
 // where it would end up in proxy logs and error messages.
 func newGeminiEmbed(cfg Config, h *transport.JSONClient) embedBatchFunc {
-	base := cfg.BaseURL
-	if base == "" {
-		base = geminiEmbedBaseURL
-	}
 	name := strings.TrimPrefix(strings.TrimSpace(cfg.Model), "models/")
-	endpoint := transport.Endpoint(base, "/models/"+url.PathEscape(name)+":batchEmbedContents", "")
+	endpoint := transport.Endpoint(geminiAPI.Base(cfg.BaseURL), "/models/"+url.PathEscape(name)+":batchEmbedContents", "")
 	model := "models/" + name
-	auth := transport.Header("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
+	auth := geminiAPI.Header(cfg.APIKey, cfg.Headers)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		req := gemEmbedRequest{Requests: make([]gemEmbedItem, len(texts))}
 		for i, t := range texts {

@@ -8,8 +8,9 @@ import (
 	"github.com/openheim/openheim/runtime/llm/transport"
 )
 
-// openAIBaseURL is the OpenAI API root used when Config.BaseURL is empty.
-const openAIBaseURL = "https://api.openai.com/v1"
+// openAIAPI is the OpenAI API root used when Config.BaseURL is empty, and
+// its Bearer token.
+var openAIAPI = transport.API{BaseURL: "https://api.openai.com/v1", KeyHeader: "Authorization", KeyPrefix: "Bearer "}
 
 // oaEmbedRequest is the body of POST {BaseURL}/embeddings.
 type oaEmbedRequest struct {
@@ -33,12 +34,8 @@ type oaEmbedResponse struct {
 // newOpenAIEmbed returns the batch call of the OpenAI embeddings wire,
 // which vLLM, Ollama, llama.cpp, LM Studio and most gateways also speak.
 func newOpenAIEmbed(cfg Config, h *transport.JSONClient) embedBatchFunc {
-	base := cfg.BaseURL
-	if base == "" {
-		base = openAIBaseURL
-	}
-	endpoint := transport.Endpoint(base, "/embeddings", "")
-	auth := transport.Header("Authorization", "Bearer ", cfg.APIKey, nil, cfg.Headers)
+	endpoint := transport.Endpoint(openAIAPI.Base(cfg.BaseURL), "/embeddings", "")
+	auth := openAIAPI.Header(cfg.APIKey, cfg.Headers)
 	return func(ctx context.Context, texts []string) ([][]float32, error) {
 		var resp oaEmbedResponse
 		req := oaEmbedRequest{Model: cfg.Model, Input: texts, EncodingFormat: "float"}

@@ -3,11 +3,7 @@ package gemini
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -25,61 +21,31 @@ const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 // HTTPClient and MaxAnswerBytes.
 type Config = transport.Config
 
-type client struct {
-	cfg    Config
-	base   string
-	conn   *transport.SSEClient // its URL is set per call: the model is in the path
-	header http.Header
-}
+// api is the Gemini API: the key travels in a header only, never in the
+// URL, which ends up in proxy logs.
+var api = transport.API{BaseURL: DefaultBaseURL, KeyHeader: "x-goog-api-key"}
+
+type client struct{ transport.Client }
 
 // New returns a streaming Gemini API (streamGenerateContent) Provider (kind
-// gemini).
+// gemini). Its endpoint is set per call: the model is in the path.
 func New(cfg Config) llm.Provider {
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	h := transport.Header("x-goog-api-key", "", cfg.APIKey, nil, cfg.Headers)
-	return &client{cfg: cfg, base: base, header: h,
-		conn: transport.NewSSEClient("", cfg.Timeout, cfg.HTTPClient, transport.Secrets(cfg.APIKey, base, cfg.Headers))}
-}
-
-// Stream implements llm.Provider.
-func (p *client) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	resp, err := p.stream(ctx, req, onDelta)
-	return resp, p.conn.Hide(err)
+	p := &client{transport.NewClient(cfg, api, "")}
+	return p.Provider(p.stream)
 }
 
 func (p *client) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	if req == nil {
-		return nil, errors.New("llm: nil request")
-	}
 	model := strings.TrimPrefix(req.Model, "models/")
 	if model == "" {
 		return nil, errors.New("llm: gemini: no model")
 	}
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = p.cfg.MaxTokens
-	}
-	wreq, err := buildGMRequest(req, maxTokens, p.cfg.Thinking, p.cfg.ThinkingBudget)
+	wreq, err := buildGMRequest(req, p.MaxTokens(req), p.Cfg.Thinking, p.Cfg.ThinkingBudget)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(wreq)
-	if err != nil {
-		return nil, fmt.Errorf("llm: encoding request: %w", err)
-	}
-	// The key travels in the header only: a URL ends up in proxy logs.
-	conn := *p.conn
-	conn.URL = transport.Endpoint(p.base, "/models/"+url.PathEscape(model)+":streamGenerateContent", "alt=sse")
-	resp, err := conn.Do(ctx, body, p.header, func(r io.Reader) (*llm.Response, error) {
-		return decodeGMStream(r, p.cfg.MaxAnswerBytes, onDelta)
-	})
-	if err != nil {
-		return nil, gmClassify(err)
-	}
-	return resp, nil
+	at := transport.Endpoint(p.Base, "/models/"+url.PathEscape(model)+":streamGenerateContent", "alt=sse")
+	resp, err := p.Post(ctx, at, wreq, decodeGMStream, onDelta)
+	return resp, gmClassify(err)
 }
 
 // gmClassify marks a 400 whose message says the input is over the model's

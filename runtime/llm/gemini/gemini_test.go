@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
@@ -34,14 +33,10 @@ func (u *urlRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 // geminiSetup starts a fake server with replies and a Gemini client on it.
 func geminiSetup(t *testing.T, cfg Config, replies ...llmtest.Reply) (*llmtest.Server, llm.Provider) {
 	t.Helper()
-	srv := llmtest.New()
-	t.Cleanup(srv.Close)
-	srv.Enqueue(replies...)
-	cfg.BaseURL = strings.TrimSuffix(srv.URL(), "/v1") + "/v1beta"
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Second
-	}
-	return srv, New(cfg)
+	return wiretest.Setup(t, cfg, func(c Config) llm.Provider {
+		c.BaseURL = strings.TrimSuffix(c.BaseURL, "/v1") + "/v1beta"
+		return New(c)
+	}, replies...)
 }
 
 func geminiRequest() *llm.Request {

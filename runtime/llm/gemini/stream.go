@@ -51,13 +51,7 @@ func decodeGMStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error
 			if errors.Is(err, io.EOF) && (acc.finish != "" || acc.blocked != "") {
 				return acc.response(), nil
 			}
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("%w: no finishReason after %d events", llm.ErrStreamCut, acc.events)
-			}
-			if errors.Is(err, sse.ErrLineTooLong) {
-				return nil, fmt.Errorf("llm: stream event %d: %w", acc.events+1, err)
-			}
-			return nil, fmt.Errorf("%w after %d events: %w", llm.ErrStreamCut, acc.events, err)
+			return nil, transport.ReadFailure(err, acc.events, "event", "finishReason")
 		}
 		data := strings.TrimSpace(ev.Data)
 		if data == "" {
@@ -76,9 +70,7 @@ func decodeGMStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error
 func (a *gmAccumulator) add(data []byte, onDelta func(llm.Delta) error) error {
 	var c gmResponse
 	if err := json.Unmarshal(data, &c); err != nil {
-		// %v, not %w: broken JSON is not a transport failure to retry.
-		return fmt.Errorf("llm: malformed JSON in stream event %d: %v (data: %q)",
-			a.events, err, transport.Truncate(string(data), 200))
+		return transport.MalformedJSON(fmt.Sprintf("stream event %d", a.events), err, string(data))
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		return gmStreamError(c.Error)
@@ -139,26 +131,10 @@ func (a *gmAccumulator) part(p gmPart, onDelta func(llm.Delta) error) error {
 			a.textSig = p.ThoughtSignature
 		}
 	}
-	if p.Text == "" {
-		return nil
-	}
-	text, capErr := a.cap.Take(p.Text)
-	if text == "" {
-		return capErr
-	}
-	kind := llm.DeltaText
 	if p.Thought {
-		kind = llm.DeltaThinking
-		a.thinking.WriteString(text)
-	} else {
-		a.text.WriteString(text)
+		return a.cap.Forward(&a.thinking, llm.DeltaThinking, p.Text, onDelta)
 	}
-	if onDelta != nil {
-		if err := onDelta(llm.Delta{Kind: kind, Text: text}); err != nil {
-			return err
-		}
-	}
-	return capErr
+	return a.cap.Forward(&a.text, llm.DeltaText, p.Text, onDelta)
 }
 
 // compactArgs is a function call's args object as a compact JSON string.
@@ -225,7 +201,7 @@ func mapGeminiFinish(reason, blocked string, hasCalls bool) event.StopReason {
 func gmStreamError(raw json.RawMessage) error {
 	var e gmError
 	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
-		return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(string(raw), 300))
+		return transport.StreamError("", string(raw))
 	}
 	if e.Code >= 400 && e.Code <= 599 {
 		body := e.Message
@@ -234,10 +210,7 @@ func gmStreamError(raw json.RawMessage) error {
 		}
 		return gmClassify(&llm.StatusError{Status: e.Code, Body: transport.Truncate(body, transport.MaxErrorBody)})
 	}
-	if e.Status != "" {
-		return fmt.Errorf("llm: server error in stream (%s): %s", e.Status, transport.Truncate(e.Message, 300))
-	}
-	return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(e.Message, 300))
+	return transport.StreamError(e.Status, e.Message)
 }
 
 // maxOther bounds what is kept of text outside the event-stream format: an

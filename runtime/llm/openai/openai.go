@@ -4,10 +4,7 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -26,9 +23,11 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 // MaxAnswerBytes; not Thinking.
 type Config = transport.Config
 
+// api is the OpenAI API (and every server copying it): a Bearer token.
+var api = transport.API{BaseURL: DefaultBaseURL, KeyHeader: "Authorization", KeyPrefix: "Bearer "}
+
 type openAI struct {
-	cfg  Config
-	conn *transport.SSEClient
+	transport.Client
 	// noStreamOptions is set once the server rejected stream_options, so
 	// later calls skip the doomed first attempt.
 	noStreamOptions atomic.Bool
@@ -37,41 +36,21 @@ type openAI struct {
 // New returns a streaming chat-completions Provider. It also serves the
 // many compatible servers (vLLM, Ollama, llama.cpp, OpenRouter, ...).
 func New(cfg Config) llm.Provider {
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	return &openAI{cfg: cfg, conn: transport.NewSSEClient(transport.Endpoint(base, "/chat/completions", ""), cfg.Timeout, cfg.HTTPClient,
-		transport.Secrets(cfg.APIKey, base, cfg.Headers))}
-}
-
-// Stream implements llm.Provider.
-func (p *openAI) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	resp, err := p.stream(ctx, req, onDelta)
-	return resp, p.conn.Hide(err)
+	p := &openAI{Client: transport.NewClient(cfg, api, "/chat/completions")}
+	return p.Provider(p.stream)
 }
 
 func (p *openAI) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	if req == nil {
-		return nil, errors.New("llm: nil request")
-	}
-	maxTokens := req.MaxTokens
-	if maxTokens == 0 {
-		maxTokens = p.cfg.MaxTokens
-	}
+	maxTokens := p.MaxTokens(req)
 	withOpts := !p.noStreamOptions.Load()
 	for {
-		body, err := json.Marshal(buildOARequest(req, maxTokens, p.cfg.MaxCompletionTokens, withOpts))
-		if err != nil {
-			return nil, fmt.Errorf("llm: encoding request: %w", err)
-		}
-		resp, err := p.do(ctx, body, onDelta)
+		resp, err := p.Post(ctx, "", buildOARequest(req, maxTokens, p.Cfg.MaxCompletionTokens, withOpts), decodeOAStream, onDelta)
 		var se *llm.StatusError
 		if withOpts && errors.As(err, &se) && se.Status == http.StatusBadRequest &&
 			(strings.Contains(se.Body, "stream_options") || strings.Contains(se.Body, "include_usage")) {
 			p.noStreamOptions.Store(true)
 			withOpts = false
-			slog.Info("llm: server rejects stream_options; continuing without usage reporting", "url", p.conn.URL)
+			slog.Info("llm: server rejects stream_options; continuing without usage reporting", "url", p.Conn.URL)
 			continue
 		}
 		return resp, oaClassify(err)
@@ -86,12 +65,4 @@ func (p *openAI) stream(ctx context.Context, req *llm.Request, onDelta func(llm.
 func oaClassify(err error) error {
 	return transport.MarkContextTooLong(err, []string{"maximum context length"}, []string{"context_length_exceeded"},
 		[]string{"exceeds the available context size"})
-}
-
-// do runs one HTTP exchange and decodes the chunk stream.
-func (p *openAI) do(ctx context.Context, body []byte, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	h := transport.Header("Authorization", "Bearer ", p.cfg.APIKey, nil, p.cfg.Headers)
-	return p.conn.Do(ctx, body, h, func(r io.Reader) (*llm.Response, error) {
-		return decodeOAStream(r, p.cfg.MaxAnswerBytes, onDelta)
-	})
 }

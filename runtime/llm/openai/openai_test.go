@@ -24,14 +24,7 @@ const testKey = "sk-test-SECRET-4242"
 // setup starts a fake server with replies and a client pointed at it.
 func setup(t *testing.T, cfg Config, replies ...llmtest.Reply) (*llmtest.Server, llm.Provider) {
 	t.Helper()
-	srv := llmtest.New()
-	t.Cleanup(srv.Close)
-	srv.Enqueue(replies...)
-	cfg.BaseURL = srv.URL()
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Second
-	}
-	return srv, New(cfg)
+	return wiretest.Setup(t, cfg, New, replies...)
 }
 
 func simpleRequest() *llm.Request {

@@ -68,16 +68,15 @@ func (s *looseString) UnmarshalJSON(b []byte) error {
 
 // oaAccumulator assembles the Response from chunks.
 type oaAccumulator struct {
-	thinking  strings.Builder
-	text      strings.Builder
-	calls     []*oaCallAcc
-	byIndex   map[int]*oaCallAcc
-	finish    string
-	refused   bool // a delta.refusal arrived
-	usage     *oaUsage
-	chunks    int
-	forwarded bool
-	cap       *transport.AnswerCap
+	thinking strings.Builder
+	text     strings.Builder
+	calls    []*oaCallAcc
+	byIndex  map[int]*oaCallAcc
+	finish   string
+	refused  bool // a delta.refusal arrived
+	usage    *oaUsage
+	chunks   int
+	cap      *transport.AnswerCap
 }
 
 type oaCallAcc struct {
@@ -94,15 +93,7 @@ func decodeOAStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("%w: no [DONE] after %d chunks", llm.ErrStreamCut, acc.chunks)
-			}
-			if errors.Is(err, sse.ErrLineTooLong) {
-				return nil, fmt.Errorf("llm: stream chunk %d: %w", acc.chunks+1, err)
-			}
-			// A transport failure mid-body (reset, abort) is a cut too; the
-			// caller first checks whether it was really a cancellation.
-			return nil, fmt.Errorf("%w after %d chunks: %w", llm.ErrStreamCut, acc.chunks, err)
+			return nil, transport.ReadFailure(err, acc.chunks, "chunk", "[DONE]")
 		}
 		data := strings.TrimSpace(ev.Data)
 		if data == "[DONE]" {
@@ -189,7 +180,7 @@ func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(llm.Delta) error
 	if calls.IsArray() {
 		var tcs []oaToolCallDelta
 		if err := json.Unmarshal([]byte(calls.Raw), &tcs); err != nil {
-			return a.malformedChunk(err)
+			return a.malformed("", err)
 		}
 		for _, tc := range tcs {
 			if err := a.addToolCall(tc); err != nil {
@@ -214,36 +205,17 @@ func members(obj gjson.Result, names ...string) (out [5]gjson.Result) {
 	return out
 }
 
+// malformed is the error of this chunk; data "" leaves it out.
 func (a *oaAccumulator) malformed(data string, err error) error {
-	// %v, not %w: a server that sends broken JSON will do it again, and
-	// wrapping could let the syntax error look like a transport failure.
-	return fmt.Errorf("llm: malformed JSON in stream chunk %d: %v (data: %q)", a.chunks, err, transport.Truncate(data, 200))
-}
-
-func (a *oaAccumulator) malformedChunk(err error) error {
-	return fmt.Errorf("llm: malformed JSON in stream chunk %d: %v", a.chunks, err)
+	return transport.MalformedJSON(fmt.Sprintf("stream chunk %d", a.chunks), err, data)
 }
 
 func (a *oaAccumulator) emit(kind llm.DeltaKind, s string, onDelta func(llm.Delta) error) error {
-	if s == "" {
-		return nil
-	}
-	s, capErr := a.cap.Take(s)
-	if s == "" {
-		return capErr
-	}
+	buf := &a.text
 	if kind == llm.DeltaThinking {
-		a.thinking.WriteString(s)
-	} else {
-		a.text.WriteString(s)
+		buf = &a.thinking
 	}
-	a.forwarded = true
-	if onDelta != nil {
-		if err := onDelta(llm.Delta{Kind: kind, Text: s}); err != nil {
-			return err
-		}
-	}
-	return capErr
+	return a.cap.Forward(buf, kind, s, onDelta)
 }
 
 // addToolCall merges one fragment. Fragments are keyed by index; a fragment
@@ -338,14 +310,11 @@ func mapFinishReason(reason string, hasCalls bool) event.StopReason {
 func chunkError(raw json.RawMessage) error {
 	var e oaError
 	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
-		return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(string(raw), 300))
+		return transport.StreamError("", string(raw))
 	}
 	var code int
 	if json.Unmarshal(e.Code, &code) == nil && code >= 400 && code <= 599 {
 		return &llm.StatusError{Status: code, Body: transport.Truncate(e.Message, transport.MaxErrorBody)}
 	}
-	if e.Type != "" {
-		return fmt.Errorf("llm: server error in stream (%s): %s", e.Type, transport.Truncate(e.Message, 300))
-	}
-	return fmt.Errorf("llm: server error in stream: %s", transport.Truncate(e.Message, 300))
+	return transport.StreamError(e.Type, e.Message)
 }

@@ -8,11 +8,6 @@ package responses
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
 
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/llm/transport"
@@ -33,51 +28,22 @@ const Origin = "openai_responses"
 // MaxAnswerBytes; not ThinkingBudget (the API has no token budget).
 type Config = transport.Config
 
-type client struct {
-	cfg    Config
-	conn   *transport.SSEClient
-	header http.Header
-}
+// api is the OpenAI API (and the servers copying it): a Bearer token.
+var api = transport.API{BaseURL: DefaultBaseURL, KeyHeader: "Authorization", KeyPrefix: "Bearer "}
+
+type client struct{ transport.Client }
 
 // New returns a streaming Responses API Provider. Servers copying the API
 // (LM Studio, vLLM, Ollama, gateways) work too.
 func New(cfg Config) llm.Provider {
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	return &client{cfg: cfg,
-		conn: transport.NewSSEClient(transport.Endpoint(base, "/responses", ""), cfg.Timeout, cfg.HTTPClient,
-			transport.Secrets(cfg.APIKey, base, cfg.Headers)),
-		header: transport.Header("Authorization", "Bearer ", cfg.APIKey, nil, cfg.Headers)}
-}
-
-// Stream implements llm.Provider.
-func (p *client) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	resp, err := p.stream(ctx, req, onDelta)
-	return resp, p.conn.Hide(err)
+	p := &client{transport.NewClient(cfg, api, "/responses")}
+	return p.Provider(p.stream)
 }
 
 func (p *client) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
-	if req == nil {
-		return nil, errors.New("llm: nil request")
-	}
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = p.cfg.MaxTokens
-	}
-	wreq := buildRequest(req, maxTokens, reasoningFor(p.cfg.Thinking, req.Model, p.cfg.AdaptiveThinking))
-	body, err := json.Marshal(wreq)
-	if err != nil {
-		return nil, fmt.Errorf("llm: encoding request: %w", err)
-	}
-	resp, err := p.conn.Do(ctx, body, p.header, func(r io.Reader) (*llm.Response, error) {
-		return decodeStream(r, p.cfg.MaxAnswerBytes, onDelta)
-	})
-	if err != nil {
-		return nil, classify(err)
-	}
-	return resp, nil
+	wreq := buildRequest(req, p.MaxTokens(req), reasoningFor(p.Cfg.Thinking, req.Model, p.Cfg.AdaptiveThinking))
+	resp, err := p.Post(ctx, "", wreq, decodeStream, onDelta)
+	return resp, classify(err)
 }
 
 // classify marks a 400 that says the input does not fit the context

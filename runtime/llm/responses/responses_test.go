@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	turnevent "github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
@@ -19,14 +18,7 @@ const testKey = "sk-test-SECRET-4242"
 
 func setup(t *testing.T, cfg Config, replies ...llmtest.Reply) (*llmtest.Server, llm.Provider) {
 	t.Helper()
-	srv := llmtest.New()
-	t.Cleanup(srv.Close)
-	srv.Enqueue(replies...)
-	cfg.BaseURL = srv.URL()
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Second
-	}
-	return srv, New(cfg)
+	return wiretest.Setup(t, cfg, New, replies...)
 }
 
 func llmRequest(model string, msgs ...message.Message) *llm.Request {

@@ -92,10 +92,7 @@ func apiError(e *wireError) error {
 	case "server_is_overloaded", "service_unavailable", "overloaded":
 		return &llm.StatusError{Status: 503, Body: msg}
 	}
-	if code == "" {
-		return fmt.Errorf("llm: server error in stream: %s", msg)
-	}
-	return fmt.Errorf("llm: server error in stream (%s): %s", code, msg)
+	return transport.StreamError(code, e.Message)
 }
 
 // codeString reads an error code that is a string or a number.

@@ -85,15 +85,7 @@ func decodeStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error) 
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("%w: no response.completed after %d events", llm.ErrStreamCut, acc.events)
-			}
-			if errors.Is(err, sse.ErrLineTooLong) {
-				return nil, fmt.Errorf("llm: stream event %d: %w", acc.events+1, err)
-			}
-			// A transport failure mid-body is a cut too; the caller
-			// first checks whether it was a cancellation.
-			return nil, fmt.Errorf("%w after %d events: %w", llm.ErrStreamCut, acc.events, err)
+			return nil, transport.ReadFailure(err, acc.events, "event", "response.completed")
 		}
 		data := strings.TrimSpace(ev.Data)
 		if data == "" || data == "[DONE]" || ev.Type == "ping" || ev.Type == "keepalive" {
@@ -102,9 +94,7 @@ func decodeStream(body io.Reader, maxAnswer int, onDelta func(llm.Delta) error) 
 		acc.events++
 		var e event
 		if err := json.Unmarshal([]byte(data), &e); err != nil {
-			// %v, not %w: broken JSON is not a transport failure.
-			return nil, fmt.Errorf("llm: malformed JSON in stream event %d (%s): %v (data: %q)",
-				acc.events, ev.Type, err, transport.Truncate(data, 200))
+			return nil, transport.MalformedJSON(fmt.Sprintf("stream event %d (%s)", acc.events, ev.Type), err, data)
 		}
 		if e.Type == "" {
 			e.Type = ev.Type
@@ -322,18 +312,5 @@ func (a *accumulator) fillArgs(it *item, args string) error {
 }
 
 func (a *accumulator) emit(it *item, kind llm.DeltaKind, s string) error {
-	if s == "" {
-		return nil
-	}
-	s, capErr := a.cap.Take(s)
-	if s == "" {
-		return capErr
-	}
-	it.buf.WriteString(s)
-	if a.onDelta != nil {
-		if err := a.onDelta(llm.Delta{Kind: kind, Text: s}); err != nil {
-			return err
-		}
-	}
-	return capErr
+	return a.cap.Forward(&it.buf, kind, s, a.onDelta)
 }

@@ -26,14 +26,7 @@ const testKey = "sk-test-SECRET-4242"
 // setup starts a fake server with replies and an OpenAI client on it.
 func setup(t *testing.T, cfg openai.Config, replies ...llmtest.Reply) (*llmtest.Server, llm.Provider) {
 	t.Helper()
-	srv := llmtest.New()
-	t.Cleanup(srv.Close)
-	srv.Enqueue(replies...)
-	cfg.BaseURL = srv.URL()
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Second
-	}
-	return srv, openai.New(cfg)
+	return wiretest.Setup(t, cfg, openai.New, replies...)
 }
 
 func simpleRequest() *llm.Request {

@@ -1,9 +1,13 @@
 // Package transport is what every vendor client of runtime/llm shares: the
-// HTTP exchange (an event-stream POST under an idle watchdog, a JSON POST),
-// endpoints and headers, masking a client's own secrets in its errors, the
-// classification of failures into llm's error types, and the bounds on what
-// a server may send (error bodies, the answer cap). A wire package decodes
-// its own format on top of it; nothing here knows a vendor.
+// set-up a wire embeds (Client: its config, API root, connection and
+// header, and the Provider frame around its call), the HTTP exchange (an
+// event-stream POST under an idle watchdog, a JSON POST), endpoints and
+// headers, masking a client's own secrets in its errors, the classification
+// of failures into llm's error types, the errors every stream decoder words
+// alike and the path of a streamed fragment to the user, and the bounds on
+// what a server may send (error bodies, the answer cap). A wire package
+// builds its requests and decodes its own format on top of it; nothing here
+// knows a vendor.
 package transport
 
 import (

@@ -35,31 +35,22 @@ type capWire struct {
 
 var capWires = []capWire{
 	{"openai", func(t *testing.T, limit int, r llmtest.Reply) (*llmtest.Server, llm.Provider, *llm.Request) {
-		srv := fakeServer(t, r)
+		srv := wiretest.Fake(t, r)
 		return srv, openai.New(openai.Config{BaseURL: srv.URL(), MaxAnswerBytes: limit, Timeout: 5 * time.Second}), userRequest("gpt-test")
 	}},
 	{"anthropic", func(t *testing.T, limit int, r llmtest.Reply) (*llmtest.Server, llm.Provider, *llm.Request) {
-		srv := fakeServer(t, r)
+		srv := wiretest.Fake(t, r)
 		return srv, anthropic.New(anthropic.Config{BaseURL: srv.URL(), MaxAnswerBytes: limit, Timeout: 5 * time.Second}), userRequest("claude-test")
 	}},
 	{"gemini", func(t *testing.T, limit int, r llmtest.Reply) (*llmtest.Server, llm.Provider, *llm.Request) {
-		srv := fakeServer(t, r)
+		srv := wiretest.Fake(t, r)
 		base := strings.TrimSuffix(srv.URL(), "/v1") + "/v1beta"
 		return srv, gemini.New(gemini.Config{BaseURL: base, MaxAnswerBytes: limit, Timeout: 5 * time.Second}), userRequest("gemini-test")
 	}},
 	{"responses", func(t *testing.T, limit int, r llmtest.Reply) (*llmtest.Server, llm.Provider, *llm.Request) {
-		srv := fakeServer(t, r)
+		srv := wiretest.Fake(t, r)
 		return srv, responses.New(responses.Config{BaseURL: srv.URL(), MaxAnswerBytes: limit, Timeout: 5 * time.Second}), userRequest("gpt-5")
 	}},
-}
-
-// fakeServer starts the fake server (it speaks every wire) with replies.
-func fakeServer(t *testing.T, replies ...llmtest.Reply) *llmtest.Server {
-	t.Helper()
-	srv := llmtest.New()
-	t.Cleanup(srv.Close)
-	srv.Enqueue(replies...)
-	return srv
 }
 
 // TestAnswerCapWires streams far more than the cap on every wire. The reply

@@ -1,7 +1,7 @@
-// Package wiretest holds what the tests of every wire package share: how a
-// provider must classify its errors (the retry policy and the agent's
-// context fitting depend on it), collecting a call's deltas, and a retry
-// policy that takes no real waits.
+// Package wiretest holds what the tests of every wire package share: a
+// client on the fake server, how a provider must classify its errors (the
+// retry policy and the agent's context fitting depend on it), collecting a
+// call's deltas, and a retry policy that takes no real waits.
 package wiretest
 
 import (
