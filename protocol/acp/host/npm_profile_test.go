@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/acp/host/acptest"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
@@ -113,4 +115,67 @@ enabled = false
 		}
 	}
 	t.Errorf("no Responses request carried developer_instructions; %d requests", len(reqs))
+}
+
+// TestClaudeRealLifecycle: the real Claude Code forks a session
+// (session/fork; the fork's next turn carries the original's history to
+// the model), lists it (session/list), closes it (session/close), and a
+// new process reattaches to it (session/load) with its history.
+func TestClaudeRealLifecycle(t *testing.T) {
+	cmd, args := acptest.NPMAgent(t, "claude-agent-acp")
+	srv := llmtest.New()
+	t.Cleanup(srv.Close)
+	for range 8 {
+		srv.Enqueue(llmtest.Reply{Text: []string{"ok"}})
+	}
+	env := append(acptest.OfflineEnv(t), "ANTHROPIC_BASE_URL="+strings.TrimSuffix(srv.URL(), "/v1"), "ANTHROPIC_API_KEY=test-key",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "IS_SANDBOX=1")
+	work := t.TempDir()
+	store, err := session.NewFileStore(filepath.Join(t.TempDir(), "history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{WorkDir: work, ACPAgents: map[string]*config.ACPAgent{"claude": {Command: cmd, Args: args}}}
+	newRunner := func() *Runner {
+		return &Runner{Engine: &engine.Engine{Config: cfg, Store: store}, Agent: "claude", environ: env}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	defer cancel()
+	turn := func(r *Runner, id, text string) string {
+		t.Helper()
+		m, end, err := r.Prompt(ctx, engine.Request{SessionID: id, Input: []message.Block{message.Text(text)}, Gate: engine.Asking(permission.DenyAsker)})
+		if err != nil || end.Err != nil {
+			t.Fatalf("%s: %v %v", text, err, end.Err)
+		}
+		return m.ID
+	}
+	sawInLastRequest := func(text string) bool {
+		reqs := srv.Requests()
+		return len(reqs) > 0 && strings.Contains(string(reqs[len(reqs)-1].Raw), text)
+	}
+	r := newRunner()
+	orig := turn(r, "", "MARKER-ORIGINAL-1")
+	forked, err := r.Fork(ctx, orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn(r, forked.ID, "MARKER-FORK-2")
+	if !sawInLastRequest("MARKER-ORIGINAL-1") {
+		t.Error("the fork's turn did not carry the original's history to the model")
+	}
+	om, _ := store.LoadMeta(orig)
+	list, err := r.AgentSessions(ctx, work)
+	if err != nil || !slices.ContainsFunc(list, func(s acp.SessionInfo) bool { return s.SessionID == om.ACP.SessionID }) {
+		t.Errorf("session/list: %v %+v", err, list)
+	}
+	if err := r.CloseAgentSession(ctx, om.ACP.SessionID); err != nil {
+		t.Errorf("session/close: %v", err)
+	}
+	r.Close()
+	r2 := newRunner()
+	defer r2.Close()
+	turn(r2, orig, "MARKER-AGAIN-3")
+	if !sawInLastRequest("MARKER-ORIGINAL-1") || sawInLastRequest("MARKER-FORK-2") {
+		t.Error("the reattached session's turn did not carry its own history (and only its own)")
+	}
 }
