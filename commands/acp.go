@@ -34,13 +34,14 @@ stdout; logs go to stderr. It exits when stdin closes, after cancelling
 running turns (their sessions keep what was done). See docs/acp.md.
 
 'openheim acp agents' lists the external ACP agents openheim itself can drive
-(prompt --agent, chat --agent).
+(prompt --agent, chat --agent); 'openheim acp sessions' manages their own
+sessions and 'openheim acp logout' logs one out.
 
 Examples:
   openheim acp
   # Zed settings.json:
   #   "agent_servers": { "openheim": { "command": "openheim", "args": ["acp"] } }`,
-		Commands: []*cli.Command{newCmdACPAgents(f, nil)},
+		Commands: []*cli.Command{newCmdACPAgents(f, nil), newCmdACPSessions(f, nil), newCmdACPLogout(f, nil)},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := noArgs(cmd); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openheim/openheim/protocol/acp/host/acptest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 )
 
@@ -18,6 +19,7 @@ import (
 const agentEnv = "OPENHEIM_COMMANDS_TEST_ACP"
 
 func TestMain(m *testing.M) {
+	acptest.MaybeRunFakeAgent() // the scripted fake agent (agent_session_test.go)
 	if cfg := os.Getenv(agentEnv); cfg != "" {
 		ios := System()
 		err := NewRoot(ios, "test").Run(context.Background(), []string{"openheim", "--config", cfg, "acp"})

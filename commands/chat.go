@@ -100,12 +100,16 @@ func chatRun(ctx context.Context, opts *ChatOptions) error {
 		}
 	}
 	// An external agent gets the MCP servers passed on instead.
-	rt, release := opts.Runtime(ctx, c.cfg, c.sess, opts.Agent == "")
+	rt, release := opts.Runtime(ctx, c.cfg, c.sess, c.agent == "")
 	defer release()
 	c.eng, c.servers = rt.Engine, rt.Servers
-	var closeRunner func()
-	c.runner, closeRunner = turnRunner(c.eng, opts.Agent)
-	defer closeRunner()
+	agent := c.agent
+	c.agent = ""
+	c.useAgent(agent)
+	defer c.closeRunner()
+	if r := c.agentRunner(); r != nil {
+		r.Initial.Model = c.agentModel
+	}
 
 	if r != nil {
 		return r.run(ctx)
@@ -130,18 +134,23 @@ func newChat(opts *ChatOptions) (*chat, error) {
 	if opts.JSON {
 		c.out = ios.ErrOut // stdout carries NDJSON only
 	}
-	if opts.Model != "" {
-		if err := c.setModel(opts.Model); err != nil {
-			return nil, usageErr(fmt.Errorf("chat: --model: %w", err), "see the providers' models in your config")
-		}
+	if err := checkAgent(cfg, "chat", opts.Agent); err != nil {
+		return nil, err
 	}
 	if err := c.openInitial(opts); err != nil {
 		return nil, err
 	}
+	if opts.Model != "" && c.agent != "" {
+		c.agentModel = opts.Model // the agent checks it
+	} else if opts.Model != "" {
+		if err := c.setModel(opts.Model); err != nil {
+			return nil, usageErr(fmt.Errorf("chat: --model: %w", err), "see the providers' models in your config")
+		}
+	}
 	// Without a usable model (or agent) no turn can run: say so now, not
 	// after the first prompt was typed.
-	if opts.Agent != "" {
-		if _, err := cfg.ACPAgentNamed(opts.Agent); err != nil {
+	if c.agent != "" {
+		if _, err := cfg.ACPAgentNamed(c.agent); err != nil {
 			return nil, usageErr(fmt.Errorf("chat: --agent: %w", err), "see 'openheim acp agents'")
 		}
 	} else if _, err := cfg.Resolve(c.provider, c.model); err != nil {
@@ -150,10 +159,16 @@ func newChat(opts *ChatOptions) (*chat, error) {
 	return c, nil
 }
 
-// openInitial resumes the session --session or --continue names, if any.
+// openInitial resumes the session --session or --continue names, if any,
+// on the agent that ran it (--agent must agree).
 func (c *chat) openInitial(opts *ChatOptions) error {
-	id, err := resolveSession(c.sess, "chat", opts.SessionID, opts.Continue, false, c.cfg.WorkDir)
+	id, err := findSession(c.sess, "chat", opts.SessionID, opts.Continue, opts.Agent, c.cfg.WorkDir)
+	if err != nil {
+		return err
+	}
+	agent, err := sessionAgent(c.sess, "chat", id, opts.Agent)
 	if err != nil || id == "" {
+		c.agent = agent
 		return err
 	}
 	return c.resume(id)

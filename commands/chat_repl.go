@@ -132,7 +132,11 @@ func (c *chat) promptString() string {
 
 func (r *repl) banner() {
 	c := r.c
-	fmt.Fprintf(c.out, "%s %s · %s · %s mode\n", c.style.Bold(c.style.AccentText("openheim")), c.version, c.currentModel(), c.mode())
+	mode := " · " + c.mode() + " mode"
+	if c.agent != "" {
+		mode = "" // the agent's own (/mode)
+	}
+	fmt.Fprintf(c.out, "%s %s · %s%s\n", c.style.Bold(c.style.AccentText("openheim")), c.version, c.currentModel(), mode)
 	fmt.Fprintln(c.out, c.style.Dim("/help lists the commands · a line ending in \\ continues · Ctrl-C cancels a turn · Ctrl-D quits"))
 	if c.sessionID != "" {
 		if err := c.recap(); err != nil {
@@ -171,6 +175,8 @@ func (r *repl) loop(ctx context.Context) error {
 		switch {
 		case strings.HasPrefix(trimmed, "//"):
 			r.turn(ctx, trimmed[1:])
+		case strings.HasPrefix(trimmed, "/") && c.isAgentCommand(ctx, trimmed):
+			r.turn(ctx, trimmed) // the agent's own command
 		case strings.HasPrefix(trimmed, "/"):
 			cmdCtx := r.begin(ctx)
 			err := c.runSlash(cmdCtx, trimmed)

@@ -138,7 +138,7 @@ func (c *chat) script(ctx context.Context, in io.Reader, opts *ChatOptions) erro
 		if steps != nil {
 			steps.next()
 		}
-		if it.slash {
+		if it.slash && !c.isAgentCommand(ctx, it.text) {
 			err := c.runSlash(ctx, it.text)
 			if errors.Is(err, errQuit) {
 				return false

@@ -93,8 +93,8 @@ func (c *chat) recap() error {
 	return nil
 }
 
-func cmdFork(_ context.Context, c *chat, _ string) error {
-	old, forked, err := c.fork()
+func cmdFork(ctx context.Context, c *chat, _ string) error {
+	old, forked, err := c.fork(ctx)
 	if err != nil {
 		return slashErrorf("/fork: %v", err)
 	}

@@ -37,7 +37,8 @@ func init() {
 		{name: "rename", args: "TITLE", help: "change this session's title", run: cmdRename},
 		{name: "model", args: "[NAME]", help: "show the models, or switch to provider/model or a model name", run: cmdModel, complete: func(c *chat) []string { return c.cfg.ModelRefs() }},
 		{name: "skills", args: "[+name|-name]", help: "show the skills, or activate (+) or drop (-) one", run: cmdSkills, complete: skillArgs},
-		{name: "mode", args: "code|architect", help: "code runs every tool; architect only reads and plans", run: cmdMode, complete: func(*chat) []string { return []string{"architect", "code"} }},
+		{name: "mode", args: "code|architect", help: "code runs every tool; architect only reads and plans (an agent's: its modes)", run: cmdMode, complete: func(*chat) []string { return []string{"architect", "code"} }},
+		{name: "config", args: "[ID VALUE]", help: "show an external agent's options, or set one", run: cmdConfig},
 		{name: "thinking", args: "on|off", help: "show or hide the model's thinking", run: cmdThinking, complete: func(*chat) []string { return []string{"off", "on"} }},
 		{name: "tools", help: "list the tools the agent can call", run: cmdTools},
 		{name: "mcp", help: "show the MCP servers and whether they are connected", run: cmdMCP},
@@ -116,12 +117,13 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func cmdHelp(_ context.Context, c *chat, _ string) error {
+func cmdHelp(ctx context.Context, c *chat, _ string) error {
 	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
 	for _, sc := range slashCommands {
 		fmt.Fprintf(tw, "  /%s %s\t%s\n", sc.name, sc.args, sc.help)
 	}
 	tw.Flush()
+	c.agentCommands(ctx)
 	fmt.Fprintln(c.out, c.style.Dim("  A line ending in \\ continues on the next one. Ctrl-C cancels a turn; twice at an empty prompt, or Ctrl-D, quits."))
 	return nil
 }
@@ -132,7 +134,10 @@ func cmdNew(_ context.Context, c *chat, _ string) error {
 	return nil
 }
 
-func cmdModel(_ context.Context, c *chat, arg string) error {
+func cmdModel(ctx context.Context, c *chat, arg string) error {
+	if c.agentRunner() != nil {
+		return agentModel(ctx, c, arg)
+	}
 	if arg == "" {
 		current := c.currentModel()
 		for _, ref := range c.cfg.ModelRefs() {
@@ -201,7 +206,10 @@ func skillArgs(c *chat) []string {
 	return out
 }
 
-func cmdMode(_ context.Context, c *chat, arg string) error {
+func cmdMode(ctx context.Context, c *chat, arg string) error {
+	if c.agentRunner() != nil {
+		return agentMode(ctx, c, arg)
+	}
 	switch arg {
 	case "":
 	case "code":

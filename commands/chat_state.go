@@ -36,6 +36,11 @@ type chat struct {
 	// pick asks the user to choose (the REPL); nil in scripts.
 	pick func(prompt string) (string, error)
 
+	// agent is the external ACP agent running the turns ("" the engine;
+	// chat_agent.go); stopRunner stops it; agentModel is --model for it.
+	agent, agentModel string
+	stopRunner        func()
+
 	sessionID       string   // "" until the first turn of a new session
 	provider, model string   // "" = the session's, else the default
 	skills          []string // nil = the session's, or default_skills for a new one
@@ -65,16 +70,22 @@ func (c *chat) turn(ctx context.Context, input []message.Block, sink event.Sink,
 		}
 		sink.Emit(e)
 	})
-	meta, end, err := c.runner.Prompt(ctx, engine.Request{
+	req := engine.Request{
 		SessionID: c.sessionID, Provider: c.provider, Model: c.model, Input: input,
 		Sink: counting, Gate: engine.Asking(asker), Filter: engine.ToolFilter{ReadOnly: c.readOnly}, Skills: c.skills,
-	})
+	}
+	if c.agent != "" {
+		req.Provider, req.Model = "", "" // the agent's own (/model)
+	}
+	meta, end, err := c.runner.Prompt(ctx, req)
 	if err != nil {
 		return meta, end, err
 	}
 	c.turns++
 	c.sessionID = meta.ID
-	c.provider, c.model = deref(meta.Provider), deref(meta.Model)
+	if c.agent == "" {
+		c.provider, c.model = deref(meta.Provider), deref(meta.Model)
+	}
 	c.skills = slices.Clone(meta.Skills)
 	if end.Iterations > 0 {
 		c.lastUsage = end.Usage
@@ -90,6 +101,12 @@ func (c *chat) resume(id string) error {
 		return failure(fmt.Errorf("chat: %w", err))
 	}
 	c.sessionID = m.ID
+	// The session continues on whoever ran it: its agent, or the engine.
+	if m.ACP != nil {
+		c.useAgent(m.ACP.Agent)
+	} else {
+		c.useAgent("")
+	}
 	if m.Provider != nil && m.Model != nil && c.provider == "" {
 		// A model the config no longer offers falls back to the default.
 		if _, err := c.cfg.Resolve(*m.Provider, *m.Model); err == nil {
@@ -126,8 +143,12 @@ func (c *chat) setModel(ref string) error {
 	return nil
 }
 
-// currentModel is "provider/model" as the next turn will resolve it.
+// currentModel is "provider/model" as the next turn will resolve it (the
+// agent's name for an external agent).
 func (c *chat) currentModel() string {
+	if c.agent != "" {
+		return c.agent + " (ACP agent)"
+	}
 	r, err := c.cfg.Resolve(c.provider, c.model)
 	if err != nil {
 		return "(none: " + err.Error() + ")"
@@ -182,10 +203,19 @@ func (c *chat) recentSessions(n int) ([]session.Meta, error) {
 	return all, nil
 }
 
-// fork copies the current session and continues in the copy.
-func (c *chat) fork() (old, forked string, err error) {
+// fork copies the current session and continues in the copy (an agent's
+// session is forked on the agent: session/fork).
+func (c *chat) fork(ctx context.Context) (old, forked string, err error) {
 	if c.sessionID == "" {
 		return "", "", errors.New("nothing to fork yet: the session starts with the first prompt")
+	}
+	if r := c.agentRunner(); r != nil {
+		m, err := r.Fork(ctx, c.sessionID)
+		if err != nil {
+			return "", "", err
+		}
+		old, c.sessionID = c.sessionID, m.ID
+		return old, m.ID, nil
 	}
 	m, err := session.Fork(c.sess.Store, c.sessionID, -1, time.Now())
 	if err != nil {

@@ -47,6 +47,7 @@ type PromptOptions struct {
 	DenyAsk       bool
 	Skills        []string // nil: the session's (or default_skills)
 	Agent         string   // an external ACP agent runs the turn ([acp_agents] or a preset)
+	Mode          string   // code or architect; with an agent, one of its modes
 }
 
 const promptDescription = `Runs one turn: the prompt goes to the model, which may call tools inside the
@@ -73,7 +74,9 @@ Examples:
   openheim prompt --continue "now write tests for it"
   openheim prompt --json --timeout 5m "fix the failing test" > events.ndjson
   openheim prompt --model gpt-4o-mini --max-iterations 3 "list the TODOs"
-  openheim prompt --record run.json "fix the bug"   # replay later with kind = "replay"`
+  openheim prompt --record run.json "fix the bug"   # replay later with kind = "replay"
+  openheim prompt --agent claude-agent-acp --mode plan --model haiku "plan the refactor"
+  openheim prompt --session 5d0c --fork "try it another way"   # an agent's session forks on the agent`
 
 func newCmdPrompt(f *Factory, runF func(context.Context, *PromptOptions) error) *cli.Command {
 	opts := &PromptOptions{IO: f.IOStreams, Config: f.Config, Sessions: f.Sessions, Runtime: f.Runtime}
@@ -97,7 +100,8 @@ func newCmdPrompt(f *Factory, runF func(context.Context, *PromptOptions) error) 
 			&cli.StringFlag{Name: "record", Usage: "write the model replies of this run into a replay cassette at `FILE`"},
 			&cli.StringSliceFlag{Name: "skills", Usage: "activate these skills (`a,b`; skills/<name>.md) for the session; default: the session's, or default_skills for a new one"},
 			&cli.BoolFlag{Name: "deny-ask", Usage: "deny tool calls that the permission rules say to ask about; by default prompt allows them, as there is no one to ask"},
-			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "let the external ACP agent `NAME` run the turn ('openheim acp agents' lists them)"},
+			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "let the external ACP agent `NAME` run the turn ('openheim acp agents' lists them); a session an agent ran continues on it without this"},
+			&cli.StringFlag{Name: "mode", Usage: "run in `MODE`: code (every tool) or architect (read-only); with an agent, one of its modes"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := promptFlags(cmd, opts); err != nil {
@@ -131,7 +135,7 @@ func promptFlags(cmd *cli.Command, opts *PromptOptions) error {
 	opts.MaxIterations, opts.Timeout = cmd.Int("max-iterations"), cmd.Duration("timeout")
 	opts.AllowShell, opts.WorkDir = cmd.Bool("allow-shell"), cmd.String("work-dir")
 	opts.JSON, opts.Record, opts.DenyAsk = cmd.Bool("json"), cmd.String("record"), cmd.Bool("deny-ask")
-	opts.Skills, opts.Agent = skillsFlag(cmd), cmd.String("agent")
+	opts.Skills, opts.Agent, opts.Mode = skillsFlag(cmd), cmd.String("agent"), cmd.String("mode")
 	return nil
 }
 
@@ -151,7 +155,18 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if err != nil {
 		return err
 	}
-	sessionID, err := resolveSession(sess, "prompt", opts.SessionID, opts.Continue, opts.Fork, cfg.WorkDir)
+	if err := checkAgent(cfg, "prompt", opts.Agent); err != nil {
+		return err
+	}
+	sessionID, err := findSession(sess, "prompt", opts.SessionID, opts.Continue, opts.Agent, cfg.WorkDir)
+	if err != nil {
+		return err
+	}
+	agent, err := sessionAgent(sess, "prompt", sessionID, opts.Agent)
+	if err != nil {
+		return err
+	}
+	filter, err := promptMode(opts, agent)
 	if err != nil {
 		return err
 	}
@@ -164,10 +179,18 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		defer cancel()
 	}
 	// An external agent gets the MCP servers passed on instead.
-	rt, release := opts.Runtime(ctx, cfg, sess, opts.Agent == "")
+	rt, release := opts.Runtime(ctx, cfg, sess, agent == "")
 	defer release()
-	runner, closeRunner := turnRunner(rt.Engine, opts.Agent)
+	runner, closeRunner := turnRunner(rt.Engine, agent)
 	defer closeRunner()
+	if hr := hostRunner(runner); hr != nil {
+		hr.Initial.Mode = opts.Mode
+	}
+	if opts.Fork {
+		if sessionID, err = forkSession(ctx, runner, sess, "prompt", sessionID); err != nil {
+			return err
+		}
+	}
 	out := newTurnOutput(opts.IO, opts.JSON)
 	var asker permission.Asker
 	if opts.DenyAsk {
@@ -175,7 +198,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	}
 	meta, end, err := runner.Prompt(ctx, engine.Request{
 		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
-		Input: input, Sink: out.queue, Record: opts.Record, Gate: engine.Asking(asker), Skills: opts.Skills,
+		Input: input, Sink: out.queue, Record: opts.Record, Gate: engine.Asking(asker), Skills: opts.Skills, Filter: filter,
 	})
 	out.queue.Close()
 	if err != nil {
@@ -200,8 +223,8 @@ func promptError(err error) error {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
 			Hint: "wait for that turn to finish, or continue a copy with --fork"}
 	case host.IsAuthRequired(err):
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err),
-			Hint: "log the agent in with its own CLI first (e.g. `claude` or `codex login`), then retry"}
+		// The error says how to log this agent in.
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("prompt: %w", err), Hint: "log the agent in, then retry"}
 	}
 	return failure(fmt.Errorf("prompt: %w", err))
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/protocol/acp/host/acptest"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/openheim/openheim/runtime/session"
@@ -213,23 +214,34 @@ func TestPromptRunTimeout(t *testing.T) {
 }
 
 // TestPromptRunAgentRuntime: the engine comes from opts.Runtime, which an
-// external agent asks for without MCP servers (they are passed on to it).
+// external agent asks for without MCP servers (they are passed on to it);
+// a session an agent ran continues on it without --agent.
 func TestPromptRunAgentRuntime(t *testing.T) {
-	e := newTestEnv(t, fakeConfig)
-	m := e.addSession("mine", "q", "a", time.Now())
-	opts := promptOpts(t, e, "--agent", "codex-acp", "--session", m.ID, "hi")
+	e := newAgentEnv(t, acptest.Script{})
+	native := e.addSession("mine", "q", "a", time.Now())
 	var withMCPs []bool
 	released := false
-	opts.Runtime = func(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func()) {
+	runtime := func(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func()) {
 		withMCPs = append(withMCPs, withMCP)
 		rt, release := e.f.Runtime(ctx, cfg, s, withMCP)
 		return rt, func() { released = true; release() }
 	}
-	// The session was not run by that agent: a usage error, before any
-	// agent is started.
-	wantExit(t, promptRun(context.Background(), opts), ExitUsage, "was not run by ACP agent codex-acp")
-	if !reflect.DeepEqual(withMCPs, []bool{false}) || !released {
-		t.Errorf("runtime asked with MCP %v, released %v", withMCPs, released)
+	// A session openheim ran is not continued by an agent: a usage error,
+	// before anything is started.
+	opts := promptOpts(t, e, "--agent", "codex-acp", "--session", native.ID, "hi")
+	opts.Runtime = runtime
+	wantExit(t, promptRun(context.Background(), opts), ExitUsage, "was not run by an ACP agent, so --agent codex-acp cannot continue it")
+	if withMCPs != nil {
+		t.Errorf("a runtime was made for a refused turn: %v", withMCPs)
+	}
+	bound := e.agentSession("fake")
+	opts = promptOpts(t, e, "--session", bound.ID, "hi again")
+	opts.Runtime = runtime
+	if err := promptRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(withMCPs, []bool{false}) || !released || !strings.Contains(e.out.String(), "hello from fake") {
+		t.Errorf("runtime asked with MCP %v, released %v, out %q", withMCPs, released, e.out)
 	}
 }
 

@@ -102,11 +102,14 @@ type sessionJSON struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Messages  int       `json:"messages"`
+	// Agent is the external ACP agent that ran the session, "" for
+	// openheim's own.
+	Agent string `json:"agent"`
 }
 
 func toJSON(s history.Session) sessionJSON {
 	return sessionJSON{ID: s.ID, Title: s.Title, Model: s.Model, Provider: s.Provider, Cwd: s.Cwd,
-		CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(), Messages: s.Messages}
+		CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(), Messages: s.Messages, Agent: agentOf(s)}
 }
 
 // parseSince accepts an age (Go durations plus d and w units) or a date.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/urfave/cli/v3"
 )
@@ -60,18 +61,22 @@ func sessionsRenameRun(_ context.Context, opts *SessionsRenameOptions) error {
 type SessionsForkOptions struct {
 	IO       *IOStreams
 	Sessions func() (*Sessions, error)
+	Config   func() (*config.Config, error)
+	Runtime  func(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func())
 	Ref      string
 	At       int // copy the first At messages; -1: all
 }
 
 func newCmdSessionsFork(f *Factory, runF func(context.Context, *SessionsForkOptions) error) *cli.Command {
-	opts := &SessionsForkOptions{IO: f.IOStreams, Sessions: f.Sessions}
+	opts := &SessionsForkOptions{IO: f.IOStreams, Sessions: f.Sessions, Config: f.Config, Runtime: f.Runtime}
 	return &cli.Command{
 		Name:      "fork",
 		Usage:     "copy a session (or its first N messages) into a new one",
 		ArgsUsage: "ID|PREFIX|TITLE",
 		Description: `Prints the new session's id; continue it with 'openheim prompt --session ID'.
-A fork never separates a tool call from its result.
+A fork never separates a tool call from its result. A session an external
+ACP agent ran is forked on the agent too (session/fork), whole: an agent
+that cannot fork is refused, and nothing is copied.
 
 Examples:
   openheim sessions fork 5d0c
@@ -89,7 +94,7 @@ Examples:
 	}
 }
 
-func sessionsForkRun(_ context.Context, opts *SessionsForkOptions) error {
+func sessionsForkRun(ctx context.Context, opts *SessionsForkOptions) error {
 	s, err := opts.Sessions()
 	if err != nil {
 		return err
@@ -97,6 +102,9 @@ func sessionsForkRun(_ context.Context, opts *SessionsForkOptions) error {
 	m, err := s.find("sessions fork", opts.Ref)
 	if err != nil {
 		return err
+	}
+	if m.ACP != nil && opts.Runtime != nil {
+		return forkOnAgent(ctx, opts, s, m)
 	}
 	forked, err := session.Fork(s.Store, m.ID, opts.At, time.Now())
 	if err != nil {
@@ -182,14 +190,17 @@ func exportConversation(w io.Writer, conv *session.Conversation, format string) 
 
 // SessionsRmOptions is everything `openheim sessions rm` needs.
 type SessionsRmOptions struct {
-	IO       *IOStreams
-	Sessions func() (*Sessions, error)
-	Refs     []string
-	Purge    bool
+	IO        *IOStreams
+	Sessions  func() (*Sessions, error)
+	Config    func() (*config.Config, error)
+	Runtime   func(ctx context.Context, cfg *config.Config, s *Sessions, withMCP bool) (*Runtime, func())
+	Refs      []string
+	Purge     bool
+	KeepAgent bool // leave the agent's side of agent sessions
 }
 
 func newCmdSessionsRm(f *Factory, runF func(context.Context, *SessionsRmOptions) error) *cli.Command {
-	opts := &SessionsRmOptions{IO: f.IOStreams, Sessions: f.Sessions}
+	opts := &SessionsRmOptions{IO: f.IOStreams, Sessions: f.Sessions, Config: f.Config, Runtime: f.Runtime}
 	return &cli.Command{
 		Name:      "rm",
 		Usage:     "move sessions to the trash (or delete them with --purge)",
@@ -197,21 +208,28 @@ func newCmdSessionsRm(f *Factory, runF func(context.Context, *SessionsRmOptions)
 		Description: `Trashed sessions are kept in $OPENHEIM_HOME/history/trash until you delete
 them; move the files back to restore one.
 
+A session an external ACP agent ran also has a session on that agent: it is
+deleted there too (session/delete) where the agent offers that, unless
+--keep-agent-session (a restored session then continues on the agent).
+
 Examples:
   openheim sessions rm 5d0c 77ab
   openheim sessions rm --purge 5d0c`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "purge", Usage: "delete for good instead of moving to the trash"}},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "purge", Usage: "delete for good instead of moving to the trash"},
+			&cli.BoolFlag{Name: "keep-agent-session", Usage: "leave an ACP agent's own session of it"},
+		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() == 0 {
 				return usageErr(fmt.Errorf("sessions rm: give at least one session"), "")
 			}
-			opts.Refs, opts.Purge = cmd.Args().Slice(), cmd.Bool("purge")
+			opts.Refs, opts.Purge, opts.KeepAgent = cmd.Args().Slice(), cmd.Bool("purge"), cmd.Bool("keep-agent-session")
 			return run(ctx, opts, runF, sessionsRmRun)
 		},
 	}
 }
 
-func sessionsRmRun(_ context.Context, opts *SessionsRmOptions) error {
+func sessionsRmRun(ctx context.Context, opts *SessionsRmOptions) error {
 	s, err := opts.Sessions()
 	if err != nil {
 		return err
@@ -225,10 +243,18 @@ func sessionsRmRun(_ context.Context, opts *SessionsRmOptions) error {
 		}
 		metas = append(metas, m)
 	}
-	return removeSessions(opts.IO, s, metas, opts.Purge)
+	var notes map[string]string
+	if !opts.KeepAgent && opts.Runtime != nil {
+		agents := &agentRunners{config: opts.Config, runtime: opts.Runtime, sess: s}
+		defer agents.close()
+		notes = deleteOnAgents(ctx, agents, metas)
+	}
+	return removeSessions(opts.IO, s, metas, opts.Purge, notes)
 }
 
-func removeSessions(ios *IOStreams, s *Sessions, metas []*session.Meta, purge bool) error {
+// removeSessions trashes (or purges) the sessions; notes say, by id, what
+// became of their agents' sessions.
+func removeSessions(ios *IOStreams, s *Sessions, metas []*session.Meta, purge bool, notes map[string]string) error {
 	verb := "trashed"
 	for _, m := range metas {
 		var err error
@@ -240,7 +266,11 @@ func removeSessions(ios *IOStreams, s *Sessions, metas []*session.Meta, purge bo
 		if err != nil {
 			return failure(fmt.Errorf("sessions: %s: %w", m.ID, err))
 		}
-		fmt.Fprintf(ios.Out, "%s %s %s\n", verb, m.ID, deref(m.Title))
+		line := fmt.Sprintf("%s %s %s", verb, m.ID, deref(m.Title))
+		if n := notes[m.ID]; n != "" {
+			line += " " + n
+		}
+		fmt.Fprintln(ios.Out, line)
 	}
 	return nil
 }

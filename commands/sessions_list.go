@@ -26,7 +26,9 @@ func newCmdSessionsLs(f *Factory, runF func(context.Context, *SessionsLsOptions)
 		Name:  "ls",
 		Usage: "list sessions, newest first",
 		Description: `Columns: id (first 8 characters), when it was last updated, messages,
-model and title. --json prints one object per session with the full id.
+the agent that ran it (an external ACP agent such as claude-agent-acp, or
+openheim for its own), model and title. --json prints one object per
+session with the full id and "agent" ("" for openheim's own).
 
 Examples:
   openheim sessions ls
@@ -84,9 +86,15 @@ func sessionsLsRun(_ context.Context, opts *SessionsLsOptions) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tMODEL\tTITLE")
+	fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tAGENT\tMODEL\tTITLE")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID[:8], ago(s.UpdatedAt, time.Now()), s.Messages, orDash(s.Model), oneLine(s.Title, 60))
+		agent, model := agentOf(s), s.Model
+		if agent == "" {
+			agent = "openheim"
+		} else {
+			model = "" // the agent's own
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID[:8], ago(s.UpdatedAt, time.Now()), s.Messages, agent, orDash(model), oneLine(s.Title, 60))
 	}
 	return tw.Flush()
 }

@@ -77,7 +77,7 @@ func sessionsPruneRun(_ context.Context, opts *SessionsPruneOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "%d of %d sessions are older than %s\n", len(old), len(all), opts.OlderThan)
 		return nil
 	}
-	return removeSessions(opts.IO, s, old, opts.Purge)
+	return removeSessions(opts.IO, s, old, opts.Purge, nil)
 }
 
 // SessionsReindexOptions is everything `openheim sessions reindex` needs.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/acp/agent"
+	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/protocol/rest"
 	"github.com/openheim/openheim/protocol/server/web"
 	"github.com/openheim/openheim/protocol/sessionsapi"
@@ -68,6 +69,7 @@ type Server struct {
 	hub      *live.Hub
 	ws       *ws.Server
 	sessions *sessionsapi.API
+	agents   *host.Dispatch // the external agents sessions are bound to
 	http     *http.Server
 	log      *slog.Logger
 }
@@ -93,7 +95,10 @@ func New(opts Options) (*Server, error) {
 	}
 	cfg := opts.Engine.Config
 	hub := live.NewHub(context.Background(), opts.Engine)
-	wss := &ws.Server{Engine: opts.Engine, Catalog: opts.Catalog, Hub: hub, Version: opts.Version,
+	// Sessions bound to an external ACP agent run on it, through every
+	// transport; the others on the engine.
+	agents := &host.Dispatch{Engine: opts.Engine, Version: opts.Version, Log: log}
+	wss := &ws.Server{Engine: opts.Engine, Catalog: opts.Catalog, Hub: hub, Version: opts.Version, Runner: agents, External: agents,
 		SendQueue: opts.SendQueue, MaxFrame: opts.MaxFrame, MaxConns: opts.MaxConns, Log: log,
 		// The guard has checked the Origin already.
 		CheckOrigin: func(*http.Request) bool { return true },
@@ -113,7 +118,7 @@ func New(opts Options) (*Server, error) {
 		api.MCP = m.Status
 	}
 
-	sessions, err := sessionsapi.New(sessionsapi.Options{Engine: opts.Engine, Hub: hub, Store: opts.Engine.Store,
+	sessions, err := sessionsapi.New(sessionsapi.Options{Engine: opts.Engine, Runner: agents, Hub: hub, Store: opts.Engine.Store,
 		Catalog: opts.Catalog, DataDir: opts.DataDir, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("sessions API: %w", err)
@@ -131,7 +136,7 @@ func New(opts Options) (*Server, error) {
 	// The built-in web client; anything else unknown is a JSON 404.
 	mux.Handle("/", lim.wrap(web.Handler(), maxBodyBytes, false))
 
-	return &Server{hub: hub, ws: wss, sessions: sessions, log: log, http: &http.Server{
+	return &Server{hub: hub, ws: wss, sessions: sessions, agents: agents, log: log, http: &http.Server{
 		Handler: guard{token: opts.Token, loopbackOnly: opts.Token == "",
 			allowedOrigins: cfg.Serve.AllowedOrigins, public: web.IsAsset}.wrap(mux),
 		ReadHeaderTimeout: min(headerTimeout, lim.read),
@@ -180,6 +185,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 	case err := <-errc:
 		s.sessions.Close()
 		s.hub.Stop()
+		s.agents.Close()
 		return err
 	case <-ctx.Done():
 	}
@@ -194,6 +200,7 @@ func (s *Server) Shutdown(grace time.Duration) error {
 	s.sessions.Close()            // SSE streams end with [DONE]; Shutdown would wait for them
 	herr := s.http.Shutdown(sctx) // stops accepting, waits for REST requests
 	s.hub.Stop()                  // cancels turns; their answers go out before the close
+	s.agents.Close()              // the external agents, their turns ended
 	werr := s.ws.Shutdown(sctx)
 	if errors.Is(herr, http.ErrServerClosed) {
 		herr = nil

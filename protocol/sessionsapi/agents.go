@@ -148,7 +148,7 @@ func (s *agents) profiles() []Agent {
 		out = append(out, Agent{
 			ID: profileAgentPrefix + name, Object: "agent", Name: name, Description: p.Description,
 			CreatedAt: fi.ModTime().Unix(), Model: p.Model, Provider: p.Provider, Instructions: p.System,
-			Skills: []string{}, Tools: p.Tools, MaxIterations: p.MaxIterations, Source: "profile",
+			Skills: []string{}, Tools: p.Tools, MaxIterations: p.MaxIterations, Source: "profile", ACPAgent: p.ACPAgent,
 		})
 	}
 	return out

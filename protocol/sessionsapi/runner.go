@@ -191,6 +191,9 @@ func (a *API) modelFor(s settings, ag Agent) (provider, model string, err error)
 	if ref == "" {
 		return "", "", nil
 	}
+	if ag.ACPAgent != "" {
+		return "", ref, nil // the external agent's own model (its model selector)
+	}
 	r, err := a.resolve(prov, ref)
 	return r[0], r[1], err
 }

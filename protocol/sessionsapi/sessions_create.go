@@ -159,7 +159,7 @@ func (a *API) createSession(req createRequest) (string, error) {
 	if err := a.checkClientTools(req.ClientTools); err != nil {
 		return "", err
 	}
-	if req.ModelOverride != nil && *req.ModelOverride != "" {
+	if req.ModelOverride != nil && *req.ModelOverride != "" && ag.ACPAgent == "" {
 		if _, err := a.resolve("", *req.ModelOverride); err != nil {
 			return "", badRequest("model_override: %v", err)
 		}
@@ -170,10 +170,12 @@ func (a *API) createSession(req createRequest) (string, error) {
 		meta.Title = session.Str(session.Title(*req.Title))
 	}
 	meta.Cwd = session.Str(cwd)
-	if provider, model, err := a.modelFor(s, ag); err == nil && model != "" {
-		meta.Provider, meta.Model = session.Str(provider), session.Str(model)
-	} else if err != nil {
+	if ag.ACPAgent != "" {
+		bindToACPAgent(ag, req, &s, &meta, cwd)
+	} else if provider, model, err := a.modelFor(s, ag); err != nil {
 		return "", badRequest("%v", err)
+	} else if model != "" {
+		meta.Provider, meta.Model = session.Str(provider), session.Str(model)
 	}
 	meta.Skills = ag.Skills
 	if ag.Source == "default" {
@@ -183,18 +185,9 @@ func (a *API) createSession(req createRequest) (string, error) {
 		return "", badRequest("agent %s: %v", ag.Name, err)
 	}
 	meta.Skills = append([]string{}, meta.Skills...)
-	var seed []message.Message
-	var first *queuedInput
-	for i, it := range req.InitialItems {
-		m, err := a.inputMessage(meta.ID, it, true)
-		if err != nil {
-			return "", badRequest("initial_items[%d]: %v", i, err)
-		}
-		if i == len(req.InitialItems)-1 && m.Role == message.RoleUser {
-			first = &queuedInput{msg: m}
-			break
-		}
-		seed = append(seed, m)
+	seed, first, err := a.seedItems(meta.ID, req.InitialItems)
+	if err != nil {
+		return "", err
 	}
 	if err := a.opts.Store.Create(meta); err != nil {
 		return "", err
@@ -217,6 +210,22 @@ func (a *API) createSession(req createRequest) (string, error) {
 		}
 	}
 	return meta.ID, nil
+}
+
+// seedItems are initial_items as stored messages; a last user message is
+// the first turn's input instead (first).
+func (a *API) seedItems(id string, items []inputItem) (seed []message.Message, first *queuedInput, err error) {
+	for i, it := range items {
+		m, err := a.inputMessage(id, it, true)
+		if err != nil {
+			return nil, nil, badRequest("initial_items[%d]: %v", i, err)
+		}
+		if i == len(items)-1 && m.Role == message.RoleUser {
+			return seed, &queuedInput{msg: m}, nil
+		}
+		seed = append(seed, m)
+	}
+	return seed, nil, nil
 }
 
 // checkClientTools refuses client tools that clash with each other or
@@ -358,7 +367,7 @@ func (a *API) handleFork(w http.ResponseWriter, r *http.Request) {
 		}
 		upTo = end
 	}
-	forked, err := session.Fork(a.opts.Store, id, upTo, a.opts.Now())
+	forked, err := a.fork(r.Context(), conv, upTo)
 	if err != nil {
 		writeError(w, err)
 		return

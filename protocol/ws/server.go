@@ -34,6 +34,10 @@ type Server struct {
 	// Policy bounds the sessions clients open (cwd, their own MCP
 	// servers); nil allows what the client asks.
 	Policy *agent.SessionPolicy
+	// Runner runs the turns (nil: Engine); External serves the sessions
+	// bound to an external ACP agent (nil: none).
+	Runner   engine.Runner
+	External agent.ExternalAgents
 
 	SendQueue int   // frames queued per client before it is closed as too slow
 	MaxFrame  int64 // largest frame a client may send
@@ -124,7 +128,8 @@ func (s *Server) release(conn *Conn) {
 }
 
 func (s *Server) agent() *agent.Agent {
-	return &agent.Agent{Engine: s.Engine, Catalog: s.Catalog, Version: s.Version, Hub: s.Hub, Policy: s.Policy}
+	return &agent.Agent{Engine: s.Engine, Catalog: s.Catalog, Version: s.Version, Hub: s.Hub, Policy: s.Policy,
+		Runner: s.Runner, External: s.External}
 }
 
 // Conns reports how many connections are open.

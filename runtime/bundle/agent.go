@@ -33,6 +33,10 @@ type Agent struct {
 	// Source is "bundle", "profile" (agents/<name>.md, read-only) or
 	// "default" (read-only).
 	Source string `json:"source"`
+	// ACPAgent, when set, is the external ACP agent ([acp_agents] or a
+	// preset) that runs the agent's sessions (a profile's acp_agent);
+	// Model is then that agent's model.
+	ACPAgent string `json:"acp_agent,omitempty"`
 }
 
 // Profile returns the agent as a subagent profile, the shape the engine

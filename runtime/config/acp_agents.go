@@ -23,6 +23,8 @@ type ACPAgent struct {
 	// Preset names the built-in agent this one was taken from ("" for a
 	// configured one).
 	Preset string `toml:"-"`
+	// ACPProfile is how openheim sets the agent up (acp_profile.go).
+	ACPProfile
 }
 
 // Agent kinds: the external agents whose own settings openheim knows how
@@ -31,16 +33,19 @@ type ACPAgent struct {
 const (
 	AgentKindClaude   = "claude-agent-acp"
 	AgentKindCodex    = "codex-acp"
+	AgentKindOpenCode = "opencode"
+	AgentKindGemini   = "gemini"
 	AgentKindOpenheim = "openheim"
 	AgentKindOther    = "other"
 )
 
-var agentKinds = []string{AgentKindClaude, AgentKindCodex, AgentKindOpenheim, AgentKindOther}
+var agentKinds = []string{AgentKindClaude, AgentKindCodex, AgentKindOpenCode, AgentKindGemini, AgentKindOpenheim, AgentKindOther}
 
 // AgentKind is the kind of agent a runs: its kind key, else its preset's
 // name, else the package or program its command line names
-// (@zed-industries/claude-agent-acp, its former name claude-code-acp, or
-// codex-acp; with or without a version or a path), else "other".
+// (@zed-industries/claude-agent-acp, its former name claude-code-acp,
+// codex-acp, opencode(-ai) or gemini(-cli); with or without a version or a
+// path), else "other".
 func (a ACPAgent) AgentKind() string {
 	switch {
 	case a.Kind != "":
@@ -55,13 +60,28 @@ func (a ACPAgent) AgentKind() string {
 			return AgentKindClaude
 		case strings.Contains(tok, "codex-acp"):
 			return AgentKindCodex
+		case programIs(tok, "opencode", "opencode-ai"):
+			return AgentKindOpenCode
+		case programIs(tok, "gemini", "gemini-cli"):
+			return AgentKindGemini
 		}
 	}
 	return AgentKindOther
 }
 
+// programIs reports whether tok names one of the programs: its base name,
+// an npm package (@scope/name) or either with @version.
+func programIs(tok string, names ...string) bool {
+	tok = tok[strings.LastIndexAny(tok, `/\`)+1:]
+	if i := strings.LastIndex(tok, "@"); i > 0 {
+		tok = tok[:i]
+	}
+	return slices.Contains(names, tok)
+}
+
 // ACPPresets are the agents known without configuration: Zed's adapters
-// for Claude Code and Codex (run through npx), and openheim itself.
+// for Claude Code and Codex (run through npx), OpenCode and Gemini CLI
+// (installed on PATH), and openheim itself.
 func ACPPresets() map[string]ACPAgent {
 	self, err := os.Executable()
 	if err != nil {
@@ -70,6 +90,8 @@ func ACPPresets() map[string]ACPAgent {
 	return map[string]ACPAgent{
 		"claude-agent-acp": {Command: "npx", Args: []string{"-y", "@zed-industries/claude-agent-acp"}, Preset: "claude-agent-acp"},
 		"codex-acp":        {Command: "npx", Args: []string{"-y", "@zed-industries/codex-acp"}, Preset: "codex-acp"},
+		"opencode":         {Command: "opencode", Args: []string{"acp"}, Preset: "opencode"},
+		"gemini":           {Command: "gemini", Args: []string{"--experimental-acp"}, Preset: "gemini"},
 		"openheim":         {Command: self, Args: []string{"acp"}, Preset: "openheim"},
 	}
 }
@@ -136,6 +158,9 @@ func (c *Config) validateACPAgents() error {
 		}
 		if strings.ContainsAny(name, "/ ") {
 			return keyErr("acp_agents."+name, "a name may not contain spaces or '/'")
+		}
+		if err := a.ACPProfile.validate("acp_agents." + name); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -36,6 +36,9 @@ type ACPBinding struct {
 	SessionID  string   `json:"session_id"`
 	Cwd        string   `json:"cwd"`
 	MCPServers []string `json:"mcp_servers"`
+	// Mode is the agent's session mode after the last turn, set again
+	// when the session is reopened.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Conversation is a session's meta and messages (seed 000 Conversation).

@@ -25,9 +25,12 @@ import (
 type Agent struct {
 	Engine *engine.Engine
 	// Runner runs the turns; nil: Engine.
-	Runner  engine.Runner
-	Catalog *history.Catalog // session/list through the index; nil reads the store
-	Version string
+	Runner engine.Runner
+	// External, when set, serves sessions bound to an external ACP agent
+	// (session/new _meta.agent): their modes and options (external.go).
+	External ExternalAgents
+	Catalog  *history.Catalog // session/list through the index; nil reads the store
+	Version  string
 	// Hub is shared by the connections of one server so they see each
 	// other's turns; nil gives the connection its own, whose turns end
 	// with it (stdio).
@@ -50,6 +53,7 @@ type Agent struct {
 type liveSession struct {
 	id, cwd         string
 	provider, model string
+	agent           string // the external ACP agent that runs it, if any
 
 	mu     sync.Mutex // guards mode, provider, model, titled and mcp
 	mode   string
@@ -216,6 +220,8 @@ func (a *Agent) initialize(params json.RawMessage) (any, error) {
 			"mcp_servers": a.mcpStatus(),
 			"skills":      a.skills(),
 			"tools":       acp.ToolObjects(reg.Specs()),
+			// The external agents session/new's _meta.agent may name.
+			"acp_agents": a.externalAgents(),
 		},
 	}, nil
 }
@@ -242,6 +248,9 @@ func (a *Agent) live(id string) (*liveSession, error) {
 func (a *Agent) attach(m session.Meta) *liveSession {
 	ls := &liveSession{id: m.ID, cwd: deref(m.Cwd), provider: deref(m.Provider), model: deref(m.Model),
 		mode: ModeCode, titled: m.Title != nil}
+	if m.ACP != nil {
+		ls.agent = m.ACP.Agent
+	}
 	if ls.cwd == "" {
 		ls.cwd = a.Engine.Config.WorkDir
 	}

@@ -63,6 +63,9 @@ func resolveModel(cfg *config.Config, ref string) (provider, model string, err e
 }
 
 func (a *Agent) newSession(r acp.NewSessionRequest) (any, error) {
+	if name, ok := r.Meta["agent"].(string); ok && name != "" {
+		return a.newAgentSession(r, name)
+	}
 	var provider, model string
 	if ref, _ := r.Meta["model"].(string); ref != "" {
 		var err error
@@ -162,7 +165,7 @@ func (a *Agent) load(r acp.LoadSessionRequest) (any, error) {
 	if a.isInline() {
 		return nil, nil // seed 000 documents `result: null`
 	}
-	return acp.LoadSessionResponse{Modes: modes(ls.mode), ConfigOptions: a.configOptions(ls)}, nil
+	return a.settingsAnswer(ls), nil
 }
 
 func (a *Agent) resume(r acp.ResumeSessionRequest) (any, error) {
@@ -170,7 +173,17 @@ func (a *Agent) resume(r acp.ResumeSessionRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return acp.ResumeSessionResponse{Modes: modes(ls.mode), ConfigOptions: a.configOptions(ls)}, nil
+	return a.settingsAnswer(ls), nil
+}
+
+// settingsAnswer is a load or resume answer: the session's modes and
+// options, its agent's for a session an external agent runs.
+func (a *Agent) settingsAnswer(ls *liveSession) acp.LoadSessionResponse {
+	if ls.agent != "" && a.External != nil {
+		m, opts := a.externalSettings(ls)
+		return acp.LoadSessionResponse{Modes: m, ConfigOptions: opts}
+	}
+	return acp.LoadSessionResponse{Modes: modes(ls.mode), ConfigOptions: a.configOptions(ls)}
 }
 
 func (a *Agent) list(r acp.ListSessionsRequest) (any, error) {
@@ -265,6 +278,9 @@ func (a *Agent) deleteSession(r acp.DeleteSessionRequest) (any, error) {
 }
 
 func (a *Agent) setMode(r acp.SetSessionModeRequest) (any, error) {
+	if ls, err := a.live(r.SessionID); err == nil && ls.agent != "" && a.External != nil {
+		return a.setExternal(ls, r.ModeID, "", nil)
+	}
 	if r.ModeID != ModeCode && r.ModeID != ModeArchitect {
 		return nil, invalidParams(fmt.Sprintf("unknown mode %q (modes: code, architect)", r.ModeID))
 	}
@@ -280,6 +296,9 @@ func (a *Agent) setMode(r acp.SetSessionModeRequest) (any, error) {
 }
 
 func (a *Agent) setConfigOption(r acp.SetSessionConfigOptionRequest) (any, error) {
+	if ls, err := a.live(r.SessionID); err == nil && ls.agent != "" && a.External != nil {
+		return a.setExternal(ls, "", r.ConfigID, r.Value)
+	}
 	if r.ConfigID != "model" {
 		return nil, invalidParams(fmt.Sprintf("unknown config option %q (options: model)", r.ConfigID))
 	}

@@ -23,7 +23,8 @@ type SessionEvent struct {
 	Err       error
 }
 
-// TurnEvent: started, completed, failed, cancelled.
+// TurnEvent: started, completed, failed, cancelled, coalesced (a prompt
+// joined the next turn: QueuePolicy).
 type TurnEvent struct {
 	Type      string
 	SessionID string

@@ -37,6 +37,9 @@ type AgentSpec struct {
 	ExtraArgs []string
 	Env       map[string]string
 	Cwd       string
+	// Kind is the agent's kind (config.AgentKind*): its login command in
+	// errors.
+	Kind string
 }
 
 // Options configure a Host.
@@ -79,6 +82,9 @@ type AuthRequiredError struct {
 	Agent   string
 	Message string
 	Methods []json.RawMessage // as the agent sent them, whatever their type
+	// Login says how to log the agent in (its own command, the variables
+	// to set).
+	Login string
 }
 
 func (e *AuthRequiredError) Error() string {
@@ -100,7 +106,10 @@ func (e *AuthRequiredError) Error() string {
 		msg += ": " + e.Message
 	}
 	if len(names) > 0 {
-		msg += "; the agent offers: " + strings.Join(names, ", ") + " (log in with the agent's own CLI)"
+		msg += "; the agent offers: " + strings.Join(names, ", ")
+	}
+	if e.Login != "" {
+		msg += "; to log in: " + e.Login
 	}
 	return msg
 }
@@ -151,6 +160,9 @@ type Host struct {
 	closed   bool
 	tail     []string      // the agent's last stderr lines, for errors
 	exited   chan struct{} // closed when the process (or transport) ended
+	// authTried: an env_var method was tried (auth.go), once per host.
+	authTried bool
+	filesDir  string // the projection's files (files.go), removed at exit
 }
 
 // Start starts the agent and initializes it.
@@ -197,7 +209,11 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	if h.spec.Command == "" {
 		return nil, nil, fmt.Errorf("acp agent %s: no command", h.spec.Name)
 	}
-	args := append(append(append([]string{}, h.spec.Args...), h.spec.ExtraArgs...), h.opts.Projection.Args...)
+	proj, err := h.materialize(h.opts.Projection.Args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("acp agent %s: %w", h.spec.Name, err)
+	}
+	args := append(append(append([]string{}, h.spec.Args...), h.spec.ExtraArgs...), proj...)
 	cmd := exec.Command(h.spec.Command, args...)
 	cmd.Dir = h.spec.Cwd
 	if cmd.Dir == "" {
@@ -208,6 +224,9 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 		cmd.Env = append([]string{}, h.opts.Environ...)
 	}
 	for k, v := range h.spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	for k, v := range h.opts.Projection.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	stdin, err := cmd.StdinPipe()
@@ -224,6 +243,7 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	cmd.WaitDelay = 2 * time.Second
 	// In a process group of its own that dies with openheim.
 	if err := childproc.Start(cmd); err != nil {
+		h.removeFiles()
 		h.hook(ProcessEvent{Type: "spawn", Command: h.spec.Command, Err: err})
 		return nil, nil, fmt.Errorf("acp agent %s: starting %s: %w", h.spec.Name, h.spec.Command, err)
 	}
@@ -234,6 +254,7 @@ func (h *Host) spawn() (io.WriteCloser, io.Reader, error) {
 	}
 	go func() {
 		err := cmd.Wait()
+		h.removeFiles()
 		childproc.Exited(cmd.Process.Pid)
 		h.log.Debug("acp agent exited", "err", err)
 		close(h.exited)
@@ -318,14 +339,22 @@ func (h *Host) initialize(ctx context.Context) error {
 // Info is the agent's initialize answer.
 func (h *Host) Info() Info { return h.info }
 
-// call sends a request, turning -32000 into an AuthRequiredError.
+// call sends a request. An agent's -32000 is answered once by
+// authenticating with an env_var method the agent's environment satisfies
+// (auth.go), then the call is retried; otherwise it becomes an
+// AuthRequiredError saying how to log in.
 func (h *Host) call(ctx context.Context, method string, params, result any) error {
 	err := h.peer.Call(ctx, method, params, result)
 	var rpc *jsonrpc.Error
-	if errors.As(err, &rpc) && rpc.Code == codeAuthRequired {
-		return &AuthRequiredError{Agent: h.spec.Name, Message: rpc.Message, Methods: h.info.AuthMethods}
+	if !errors.As(err, &rpc) || rpc.Code != codeAuthRequired {
+		return err
 	}
-	return err
+	if h.authenticateFromEnv(ctx) {
+		if err = h.peer.Call(ctx, method, params, result); !errors.As(err, &rpc) || rpc.Code != codeAuthRequired {
+			return err
+		}
+	}
+	return &AuthRequiredError{Agent: h.spec.Name, Message: rpc.Message, Methods: h.info.AuthMethods, Login: h.loginHint()}
 }
 
 // Close ends the agent: every session's terminals released, stdin closed,
@@ -424,6 +453,7 @@ func (h *Host) Notification(_ context.Context, method string, params json.RawMes
 		return
 	}
 	if s := h.session(n.SessionID); s != nil {
+		s.state.observe(n.Update) // modes, options, commands (state.go)
 		s.update(n.Update)
 	}
 }

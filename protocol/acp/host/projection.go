@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os/exec"
-	"runtime"
 	"slices"
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/permission"
 )
 
 // Projection is openheim's rules set into an agent's own settings, for the
@@ -29,22 +28,53 @@ type Projection struct {
 	// or not used at all.
 	UnsafeModes []string
 	SafeMode    string
+	// Env is added to the agent's environment (OpenCode reads its config
+	// from OPENCODE_CONFIG_CONTENT).
+	Env map[string]string
+	// Files are written to a private directory before the agent starts,
+	// each "{{file:NAME}}" in Args replaced by its path (Codex reads a
+	// replaced system prompt from a file); removed when it ends.
+	Files map[string]string
+	// SystemPrompt puts a session's system prompt where the agent reads
+	// it: the _meta of session/new (replace says whether it replaces the
+	// agent's own or adds to it). nil: seed 002's reserved keys, which an
+	// agent may read or not.
+	SystemPrompt func(replace bool, text string) map[string]any
+	// ProcessPrompt is set when the agent takes its system prompt only
+	// when it starts (Codex): a session with another one cannot run on
+	// that process.
+	ProcessPrompt bool
 	// Notes say what the projection could not set up here; the host logs
 	// them when it starts the agent.
 	Notes []string
 }
 
 // Bounds are the parts of openheim's config an agent's settings are set
-// from.
+// from: the work directory, the shell, the permission rules (one set of
+// rules for every agent), and the agent's profile ([acp_agents.X]).
 type Bounds struct {
 	WorkDir    string
 	AllowShell bool
+	Rules      permission.Rules
+	Profile    config.ACPProfile
+	// Prompt is the system prompt of the sessions the process runs, for
+	// agents that take it only at start (ProcessPrompt); the profile's
+	// system_prompt or append_system_prompt when empty.
+	Prompt SystemPrompt
+}
+
+// SystemPrompt is a system prompt that replaces the agent's or is
+// appended to it (seed 002's SystemPromptProjection).
+type SystemPrompt struct {
+	Replace bool
+	Text    string
 }
 
 // projectors by agent kind (config.AgentKind*); other kinds get none.
 var projectors = map[string]func(Bounds) Projection{
-	config.AgentKindClaude: projectClaude,
-	config.AgentKindCodex:  projectCodex,
+	config.AgentKindClaude:   projectClaude,
+	config.AgentKindCodex:    projectCodex,
+	config.AgentKindOpenCode: projectOpenCode,
 }
 
 // Project returns the projection for an agent of the given kind.
@@ -55,56 +85,23 @@ func Project(kind string, b Bounds) Projection {
 	return Projection{}
 }
 
-// claudeAskTools are Claude Code's tools that read, write, run or fetch:
-// an "ask" rule on each makes it ask (session/request_permission) before
-// every use, where by default it reads inside its cwd and runs read-only
-// commands (ls, git status) without asking, so openheim never saw them.
-var claudeAskTools = []string{"Bash", "Read", "Edit", "Write", "NotebookEdit", "Glob", "Grep", "WebFetch", "WebSearch"}
-
-// projectClaude sets Claude Code's permission settings through
-// claude-agent-acp's _meta.claudeCode.options (the Agent SDK's query
-// options): flag-level settings (above user and project settings) that
-// ask before every tool use and turn settings-file hooks off (a project's
-// hooks run commands without asking; the adapter's own SDK hooks still
-// run), and without allow_shell no Bash tool at all (the model is not
-// offered it). A settings file's defaultMode
-// "bypassPermissions" (a project's .claude/settings.json will do, for any
-// user but root) is not overridden by those options (measured: Claude then
-// wrote outside work_dir without asking), hence the switch back to
-// "default". Claude Code's own sandbox is left off: it would run commands
-// without asking (autoAllowBashIfSandboxed) and cut their network.
-func projectClaude(b Bounds) Projection {
-	opts := map[string]any{
-		"settings": map[string]any{"permissions": map[string]any{"ask": claudeAskTools}, "disableAllHooks": true},
+// ProfilePrompt is the profile's system prompt, if it has one.
+func ProfilePrompt(p config.ACPProfile) SystemPrompt {
+	if p.SystemPrompt != "" {
+		return SystemPrompt{Replace: true, Text: p.SystemPrompt}
 	}
-	if !b.AllowShell {
-		opts["disallowedTools"] = []string{"Bash"}
-	}
-	return Projection{SessionMeta: map[string]any{"claudeCode": map[string]any{"options": opts}},
-		UnsafeModes: []string{"bypassPermissions"}, SafeMode: "default"}
+	return SystemPrompt{Text: p.AppendSystemPrompt}
 }
 
-// projectCodex sets Codex's sandbox with codex-acp's `-c key=value`
-// overrides (TOML values, applied over CODEX_HOME/config.toml): commands
-// run in the workspace-write sandbox (writes only in work_dir and temp
-// folders, no network), and every command not on Codex's known-safe list
-// is asked about (approval_policy "untrusted"), so openheim's rules decide.
-func projectCodex(b Bounds) Projection {
-	root, _ := json.Marshal(b.WorkDir) // a JSON string is a TOML basic string
-	p := Projection{Args: []string{
-		"-c", `sandbox_mode="workspace-write"`,
-		"-c", "sandbox_workspace_write.writable_roots=[" + string(root) + "]",
-		"-c", "sandbox_workspace_write.network_access=false",
-		"-c", `approval_policy="untrusted"`,
-	}}
-	if runtime.GOOS == "linux" {
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			p.Notes = append(p.Notes, "bubblewrap (bwrap) is not on PATH: Codex's workspace-write sandbox needs it on Linux, "+
-				"so commands Codex runs sandboxed fail; when it asks to run one outside its sandbox, openheim's rules decide "+
-				"(install bubblewrap for the sandbox)")
-		}
+// kindDecision is what openheim's rules say about an external agent's
+// requests of a kind (the gate sees them under their kind), and whether
+// commands may run at all (allow_shell, or a rule allowing execute).
+func (b Bounds) kindDecision(kind string) permission.Decision {
+	d := b.Rules.Decide(kind, kind)
+	if kind == "execute" && !b.AllowShell && d != permission.Allow {
+		return permission.Deny
 	}
-	return p
+	return d
 }
 
 // mergeMeta returns base with over merged in: objects merge key by key,
@@ -145,6 +142,11 @@ func (h *Host) keepSafeMode(ctx context.Context, id string, raw json.RawMessage)
 	mode := resp.Modes.CurrentModeID
 	if err := h.call(ctx, acp.MethodSessionSetMode, acp.SetSessionModeRequest{SessionID: id, ModeID: p.SafeMode}, nil); err != nil {
 		return fmt.Errorf("acp agent %s opened session %s in mode %q, where it acts without asking, and did not leave it: %w", h.spec.Name, id, mode, err)
+	}
+	if s := h.session(id); s != nil {
+		s.state.mu.Lock()
+		s.state.setMode(p.SafeMode)
+		s.state.mu.Unlock()
 	}
 	h.log.Warn(fmt.Sprintf("acp agent %s: session %s opened in mode %q (its settings); switched to %q so that it asks", h.spec.Name, id, mode, p.SafeMode))
 	return nil

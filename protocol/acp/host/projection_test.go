@@ -59,7 +59,8 @@ func TestProject(t *testing.T) {
 }
 
 // TestProjectionReachesSessions: the projection's _meta is merged into
-// session/new (beside the system prompt) and session/load.
+// session/new (beside the system prompt, projected to Claude Code's
+// _meta.systemPrompt) and session/load.
 func TestProjectionReachesSessions(t *testing.T) {
 	proj := Project(config.AgentKindClaude, Bounds{WorkDir: "/w"})
 	h, rec := inProcess(t, acptest.Script{}, Options{Projection: proj})
@@ -73,7 +74,10 @@ func TestProjectionReachesSessions(t *testing.T) {
 	for _, m := range []string{acp.MethodSessionNew, acp.MethodSessionLoad} {
 		var p struct {
 			Meta struct {
-				Append     string `json:"appendSystemPrompt"`
+				Append       string `json:"appendSystemPrompt"`
+				SystemPrompt struct {
+					Append string `json:"append"`
+				} `json:"systemPrompt"`
 				ClaudeCode struct {
 					X       int            `json:"x"`
 					Options map[string]any `json:"options"`
@@ -87,7 +91,9 @@ func TestProjectionReachesSessions(t *testing.T) {
 		if p.Meta.ClaudeCode.Options["disallowedTools"] == nil {
 			t.Errorf("%s carries no projection: %s", m, got[0].Params)
 		}
-		if m == acp.MethodSessionNew && (p.Meta.Append != "be brief" || p.Meta.ClaudeCode.X != 1) {
+		// Claude Code reads _meta.systemPrompt {append}, never the
+		// reserved appendSystemPrompt.
+		if m == acp.MethodSessionNew && (p.Meta.SystemPrompt.Append != "be brief" || p.Meta.Append != "" || p.Meta.ClaudeCode.X != 1) {
 			t.Errorf("%s lost the caller's _meta: %s", m, got[0].Params)
 		}
 	}

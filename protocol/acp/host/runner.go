@@ -32,14 +32,25 @@ type Runner struct {
 	// agent's process group is killed (default 10 s).
 	CancelGrace time.Duration
 	Hooks       Hooks
+	// Initial is asked of every session this Runner opens, over the
+	// profile's settings ([acp_agents.X] model, mode, effort, config);
+	// unlike those, a setting here the agent refuses fails the turn
+	// (prompt --mode, --model; chat's choices before its first turn).
+	Initial InitialConfig
 
 	// Tests only: an in-process agent instead of the configured command,
 	// and the environment a real agent gets instead of openheim's.
 	transport func() *Transport
 	environ   []string
 
-	mu      sync.Mutex
-	host    *Host
+	queues queues // the sessions' running turns and waiting prompts
+
+	mu   sync.Mutex
+	host *Host
+	// prompt0 is the process's system prompt (Projection.ProcessPrompt);
+	// reports what each agent session's setup did.
+	prompt0 SystemPrompt
+	reports map[string]InitialConfigReport
 	asks    map[string]func(context.Context, acp.RequestPermissionRequest) acp.RequestPermissionResponse // agent session -> its turn's gate
 	openIDs map[string]bool                                                                              // agent sessions open on this host
 }
@@ -47,10 +58,19 @@ type Runner struct {
 var _ engine.Runner = (*Runner)(nil)
 
 // Host starts the agent on first use.
-func (r *Runner) Host(ctx context.Context) (*Host, error) {
+func (r *Runner) Host(ctx context.Context) (*Host, error) { return r.hostFor(ctx, "") }
+
+// hostFor is Host for a turn whose system prompt adds identity: an agent
+// that takes its system prompt only when it starts (Codex) is started with
+// it, and cannot then run a session with another one.
+func (r *Runner) hostFor(ctx context.Context, identity string) (*Host, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.host != nil {
+		if r.host.opts.Projection.ProcessPrompt && identity != "" && identity != r.prompt0.Text {
+			return nil, fmt.Errorf("acp agent %s takes its system prompt when it starts, and runs with another one here; "+
+				"start another openheim for this profile", r.Agent)
+		}
 		return r.host, nil
 	}
 	cfg := r.Engine.Config
@@ -62,10 +82,15 @@ func (r *Runner) Host(ctx context.Context) (*Host, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	spec := AgentSpec{Name: r.Agent, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd}
+	spec := AgentSpec{Name: r.Agent, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd, Kind: a.AgentKind()}
+	r.prompt0 = ProfilePrompt(a.ACPProfile)
+	if identity != "" {
+		r.prompt0 = SystemPrompt{Text: identity}
+	}
 	opts := Options{ClientInfo: acp.Implementation{Name: "openheim", Version: r.Version}, WorkDir: cfg.WorkDir, Log: log,
 		Permission: r.permission, Hooks: r.Hooks, AllowShell: cfg.AllowShell, Environ: r.environ,
-		Projection: Project(a.AgentKind(), Bounds{WorkDir: cfg.WorkDir, AllowShell: cfg.AllowShell})}
+		Projection: Project(a.AgentKind(), Bounds{WorkDir: cfg.WorkDir, AllowShell: cfg.AllowShell, Profile: a.ACPProfile,
+			Rules: permission.Rules(cfg.Permissions), Prompt: r.prompt0})}
 	if r.transport != nil {
 		opts.Transport = r.transport()
 	}
@@ -132,15 +157,15 @@ func mcpServers(cfg *config.Config) ([]json.RawMessage, []string) {
 	return out, names
 }
 
-// Prompt runs one turn of req on the agent (engine.Runner): the session
-// is found or made, leased, bound to a session on the agent, and the
-// agent's turn is forwarded to req.Sink and kept in the store.
-func (r *Runner) Prompt(ctx context.Context, req engine.Request) (session.Meta, event.End, error) {
+// prompt runs one turn of req on the agent: the session is found or
+// made, leased, bound to a session on the agent, and the agent's turn is
+// forwarded to req.Sink and kept in the store.
+func (r *Runner) prompt(ctx context.Context, req engine.Request) (session.Meta, event.End, error) {
 	meta, isNew, err := r.sessionMeta(req.SessionID)
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	h, err := r.Host(ctx)
+	h, err := r.hostFor(ctx, req.Identity)
 	if err != nil {
 		return session.Meta{}, event.End{}, err
 	}
@@ -155,6 +180,9 @@ func (r *Runner) Prompt(ctx context.Context, req engine.Request) (session.Meta, 
 	workDir := req.WorkDir
 	if workDir == "" {
 		workDir = r.Engine.Config.WorkDir
+	}
+	if err := checkPrompt(h, req.Input); err != nil {
+		return session.Meta{}, event.End{}, err
 	}
 	cwd, stored, err := r.bind(ctx, h, &meta, isNew, req, workDir)
 	if err != nil {
@@ -198,11 +226,20 @@ func (r *Runner) sessionMeta(id string) (meta session.Meta, isNew bool, err erro
 // messages the store holds already.
 func (r *Runner) bind(ctx context.Context, h *Host, meta *session.Meta, isNew bool, req engine.Request, workDir string) (cwd string, stored int, err error) {
 	e := r.Engine
-	servers, names := mcpServers(e.Config)
-	opts := SessionOptions{Cwd: workDir, MCPServers: servers, AppendSystemPrompt: req.Identity}
+	servers, names := r.serversFor(h)
+	opts := r.sessionOptions(workDir, servers, req.Identity)
+	if !isNew && meta.ACP.SessionID == "" {
+		// Bound to the agent when it was made (the server's sessions):
+		// its session on the agent starts with the first turn.
+		return r.bindLate(ctx, h, meta, req, opts, names)
+	}
 	if isNew {
 		ext, err := h.NewSession(ctx, opts)
 		if err != nil {
+			return "", 0, err
+		}
+		if err := r.configure(ctx, h, ext, req); err != nil {
+			r.discard(ctx, h, ext)
 			return "", 0, err
 		}
 		meta.ACP = &session.ACPBinding{Agent: r.Agent, SessionID: ext, Cwd: workDir, MCPServers: names}
@@ -220,6 +257,11 @@ func (r *Runner) bind(ctx context.Context, h *Host, meta *session.Meta, isNew bo
 			if err := h.Reattach(ctx, meta.ACP.SessionID, opts); err != nil {
 				return "", 0, fmt.Errorf("reattaching to %s session %s: %w", r.Agent, meta.ACP.SessionID, err)
 			}
+			if err := r.configure(ctx, h, meta.ACP.SessionID, req); err != nil {
+				return "", 0, err
+			}
+		} else if err := r.configureTurn(ctx, h, meta.ACP.SessionID, req); err != nil {
+			return "", 0, err
 		}
 	}
 	r.markOpen(meta.ACP.SessionID)
@@ -238,6 +280,7 @@ func (r *Runner) finish(meta session.Meta, end event.End, tr *transcript, lease 
 	if cur, err := r.Engine.Store.LoadMeta(meta.ID); err == nil && cur.Title != nil {
 		meta.Title = cur.Title
 	}
+	r.rememberMode(&meta)
 	if err := store.SaveMeta(meta); err != nil && end.Err == nil {
 		end.Err = err
 	}

@@ -61,6 +61,8 @@ type SessionSnapshot struct {
 type hostSession struct {
 	h  *Host
 	id string
+	// state is the agent's modes, models, options and commands (state.go).
+	state sessionState
 
 	mu          sync.Mutex
 	thread      []ThreadEntry
@@ -88,7 +90,9 @@ func (h *Host) track(id string) *hostSession {
 	return s
 }
 
-func (o SessionOptions) meta() (map[string]any, error) {
+// meta is the session _meta: o.Meta with the system prompt where the agent
+// reads it (the projection's place, else seed 002's reserved keys).
+func (o SessionOptions) meta(proj Projection) (map[string]any, error) {
 	if o.SystemPrompt != "" && o.AppendSystemPrompt != "" {
 		return nil, fmt.Errorf("give a system prompt or one to append, not both")
 	}
@@ -96,10 +100,15 @@ func (o SessionOptions) meta() (map[string]any, error) {
 	for k, v := range o.Meta {
 		m[k] = v
 	}
-	if o.SystemPrompt != "" {
+	switch {
+	case proj.ProcessPrompt: // given to the process when it started
+	case proj.SystemPrompt != nil && o.SystemPrompt != "":
+		m = mergeMeta(m, proj.SystemPrompt(true, o.SystemPrompt))
+	case proj.SystemPrompt != nil && o.AppendSystemPrompt != "":
+		m = mergeMeta(m, proj.SystemPrompt(false, o.AppendSystemPrompt))
+	case o.SystemPrompt != "":
 		m[SystemPromptMetaKey] = o.SystemPrompt
-	}
-	if o.AppendSystemPrompt != "" {
+	case o.AppendSystemPrompt != "":
 		m[AppendSystemPromptMetaKey] = o.AppendSystemPrompt
 	}
 	if len(m) == 0 {
@@ -132,7 +141,7 @@ func (h *Host) params(id string, o SessionOptions, withMeta bool) (sessionParams
 		p.AdditionalDirectories = o.AdditionalDirectories
 	}
 	if withMeta {
-		m, err := o.meta()
+		m, err := o.meta(h.opts.Projection)
 		if err != nil {
 			return p, err
 		}
@@ -146,7 +155,7 @@ func (h *Host) params(id string, o SessionOptions, withMeta bool) (sessionParams
 
 // lacks is the error for a call the agent did not advertise.
 func (h *Host) lacks(what string) error {
-	return fmt.Errorf("acp agent %s does not support %s (not in its initialize capabilities)", h.spec.Name, what)
+	return &UnsupportedError{Agent: h.spec.Name, What: what}
 }
 
 // NewSession creates a session on the agent.
@@ -170,10 +179,11 @@ func (h *Host) NewSession(ctx context.Context, o SessionOptions) (string, error)
 	if resp.SessionID == "" {
 		return "", fmt.Errorf("acp agent %s: session/new returned no sessionId", h.spec.Name)
 	}
+	h.track(resp.SessionID).state.absorb(raw)
 	if err := h.keepSafeMode(ctx, resp.SessionID, raw); err != nil {
+		h.forget(resp.SessionID)
 		return "", err
 	}
-	h.track(resp.SessionID)
 	h.hook(SessionEvent{Type: "created", SessionID: resp.SessionID, Agent: h.spec.Name})
 	return resp.SessionID, nil
 }
@@ -200,10 +210,11 @@ func (h *Host) reopen(ctx context.Context, method, kind, id string, o SessionOpt
 	if err != nil {
 		return err
 	}
-	h.track(id)
+	s := h.track(id)
 	var resp json.RawMessage
 	err = h.call(ctx, method, p, &resp)
 	if err == nil {
+		s.state.absorb(resp)
 		err = h.keepSafeMode(ctx, id, resp)
 	}
 	h.hook(SessionEvent{Type: kind, SessionID: id, Agent: h.spec.Name, Err: err})
@@ -240,10 +251,14 @@ func (h *Host) ForkSession(ctx context.Context, id string, o SessionOptions) (st
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return "", err
 	}
+	if resp.SessionID == "" {
+		return "", fmt.Errorf("acp agent %s: session/fork returned no sessionId", h.spec.Name)
+	}
+	h.track(resp.SessionID).state.absorb(raw)
 	if err := h.keepSafeMode(ctx, resp.SessionID, raw); err != nil {
+		h.forget(resp.SessionID)
 		return "", err
 	}
-	h.track(resp.SessionID)
 	h.hook(SessionEvent{Type: "forked", SessionID: resp.SessionID, Agent: h.spec.Name})
 	return resp.SessionID, nil
 }

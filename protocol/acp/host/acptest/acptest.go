@@ -85,6 +85,10 @@ type Script struct {
 	// SessionModes, when set, is the "modes" ({currentModeId,
 	// availableModes}) of session/new, load and resume answers.
 	SessionModes json.RawMessage `json:",omitempty"`
+	// Settings gives sessions modes, models, config options and commands
+	// that session/set_mode, set_config_option and set_model change
+	// (settings.go).
+	Settings bool `json:",omitempty"`
 	// Capabilities replaces agentCapabilities entirely when set.
 	Capabilities map[string]any `json:",omitempty"`
 	// StopReason answers prompts instead of "end_turn" (e.g. "refusal").
@@ -101,6 +105,10 @@ type Script struct {
 	// LoadReplay are session/update "update" objects replayed by
 	// session/load before it answers (the default replays nothing).
 	LoadReplay []json.RawMessage `json:",omitempty"`
+	// LoadUnknown makes session/load, resume, fork, close and delete of an
+	// id the agent never made work, as an agent that keeps sessions on
+	// disk does for one an earlier process made (ids then carry the pid).
+	LoadUnknown bool `json:",omitempty"`
 	// Stderr are raw lines written to the log before serving (process
 	// mode: noise a host must tolerate on the agent's stderr).
 	Stderr []string `json:",omitempty"`
@@ -132,6 +140,7 @@ func DefaultCapabilities() map[string]any {
 			"list": map[string]any{}, "close": map[string]any{}, "resume": map[string]any{},
 			"fork": map[string]any{}, "delete": map[string]any{},
 		},
+		"auth": map[string]any{"logout": map[string]any{}},
 	}
 }
 
@@ -273,6 +282,7 @@ type agent struct {
 	// (session.earlyCancel) instead of lost.
 	promptsRead, promptsStarted int
 	order                       []string // session ids in creation order, for list
+	loggedOut                   int      // logout calls
 }
 
 type session struct {
@@ -284,6 +294,8 @@ type session struct {
 	// but prompts in flight: a prompt of this session that started at or
 	// before that count was sent before the cancel.
 	earlyCancel int
+	settings    settings // Script.Settings
+	announced   bool     // its commands were sent
 }
 
 func (a *agent) record(method string, params json.RawMessage, note bool) {
@@ -344,9 +356,10 @@ func (a *agent) Request(ctx context.Context, method string, params json.RawMessa
 		return a.closeSession(method, params)
 	case "session/prompt":
 		return a.prompt(ctx, params)
-	case "session/set_mode", "session/set_config_option":
-		// Accepted so hosts can drive them; the fake has no modes to change.
-		return map[string]any{}, nil
+	case "session/set_mode", "session/set_config_option", "session/set_model":
+		return a.setSetting(method, params)
+	case "logout":
+		return a.logout()
 	}
 	return nil, jsonrpc.NewError(jsonrpc.MethodNotFound, method)
 }

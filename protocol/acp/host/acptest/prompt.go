@@ -77,6 +77,7 @@ func (a *agent) prompt(ctx context.Context, params json.RawMessage) (any, error)
 	if garbage {
 		a.writeRaw(a.script.Garbage)
 	}
+	a.announceCommands(s)
 	a.clientCalls(ctx, s)
 
 	if resp, ended, err := a.sendUpdates(ctx, s.id, cancelled); ended {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -35,7 +36,13 @@ func notFound(id string) error {
 // addSession must be called with a.mu held.
 func (a *agent) addSession(cwd string) *session {
 	a.nextID++
-	s := &session{id: fmt.Sprintf("fake-%d", a.nextID), cwd: cwd, updatedAt: time.Now().UTC(), turns: map[int]chan struct{}{}}
+	id := fmt.Sprintf("fake-%d", a.nextID)
+	if a.script.LoadUnknown {
+		// Ids outlive the process: those of another one must not clash.
+		id = fmt.Sprintf("fake-%d-%d", os.Getpid(), a.nextID)
+	}
+	s := &session{id: id, cwd: cwd, updatedAt: time.Now().UTC(), turns: map[int]chan struct{}{},
+		settings: defaultSettings()}
 	a.sessions[s.id] = s
 	a.order = append(a.order, s.id)
 	return s
@@ -66,7 +73,7 @@ func (a *agent) newSession(params json.RawMessage) (any, error) {
 	a.mu.Lock()
 	s := a.addSession(p.CWD)
 	a.mu.Unlock()
-	return a.withModes(map[string]any{"sessionId": s.id}), nil
+	return a.withSettings(s.id, a.withModes(map[string]any{"sessionId": s.id})), nil
 }
 
 // withModes adds Script.SessionModes to a session/new, load or resume
@@ -89,14 +96,21 @@ func (a *agent) loadSession(ctx context.Context, method string, params json.RawM
 		return nil, err
 	}
 	if _, err := a.lookup(p.SessionID); err != nil {
-		return nil, err
+		if !a.script.LoadUnknown || p.SessionID == "" {
+			return nil, err
+		}
+		a.mu.Lock()
+		s := &session{id: p.SessionID, cwd: p.CWD, updatedAt: time.Now().UTC(), turns: map[int]chan struct{}{}, settings: defaultSettings()}
+		a.sessions[s.id] = s
+		a.order = append(a.order, s.id)
+		a.mu.Unlock()
 	}
 	if method == "session/load" {
 		for _, u := range a.script.LoadReplay {
 			a.update(p.SessionID, u)
 		}
 	}
-	return a.withModes(map[string]any{}), nil
+	return a.withSettings(p.SessionID, a.withModes(map[string]any{})), nil
 }
 
 func (a *agent) forkSession(params json.RawMessage) (any, error) {
@@ -110,14 +124,21 @@ func (a *agent) forkSession(params json.RawMessage) (any, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	src, ok := a.sessions[p.SessionID]
-	if !ok {
+	switch {
+	case !ok && a.script.LoadUnknown: // kept by an earlier process
+		src = &session{cwd: p.CWD, settings: defaultSettings()}
+	case !ok:
 		return nil, notFound(p.SessionID)
 	}
 	cwd := p.CWD
 	if cwd == "" {
 		cwd = src.cwd
 	}
-	return map[string]any{"sessionId": a.addSession(cwd).id}, nil
+	fork := a.addSession(cwd)
+	fork.settings = src.settings
+	a.mu.Unlock()
+	defer a.mu.Lock()
+	return a.withSettings(fork.id, map[string]any{"sessionId": fork.id}), nil
 }
 
 func (a *agent) listSessions(params json.RawMessage) (any, error) {
@@ -169,7 +190,7 @@ func (a *agent) closeSession(method string, params json.RawMessage) (any, error)
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if _, err := a.lookup(p.SessionID); err != nil {
+	if _, err := a.lookup(p.SessionID); err != nil && !a.script.LoadUnknown {
 		return nil, err
 	}
 	a.cancelTurns(p.SessionID)

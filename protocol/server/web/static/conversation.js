@@ -71,10 +71,11 @@ export class Conversation {
     return Promise.resolve();
   }
 
-  /** Creates a session (model "provider/model", skills) and makes it the open one. */
+  /** Creates a session (model "provider/model", or "agent:NAME" for an external ACP agent; skills) and makes it the open one. */
   async create(model, skills) {
     const meta = {};
-    if (model) meta.model = model;
+    if (model && model.startsWith('agent:')) meta.agent = model.slice('agent:'.length);
+    else if (model) meta.model = model;
     if (skills) meta.skills = skills;
     const params = { cwd: this.opts.workDir() || '', mcpServers: [] };
     if (Object.keys(meta).length) params._meta = meta;

@@ -34,6 +34,8 @@ export class Sessions {
   async setCatalog(meta = {}) {
     this.models = meta.models || null;
     this.skills = Array.isArray(meta.skills) ? meta.skills : null;
+    // External ACP agents a session can run on (Claude Code, Codex, ...).
+    this.agents = Array.isArray(meta.acp_agents) ? meta.acp_agents : [];
     try {
       if (!this.models) this.models = await api('/api/models');
       if (!this.skills) this.skills = await api('/api/skills');
@@ -53,6 +55,10 @@ export class Sessions {
         value: `${p}/${name}`, selected: p === m.default_provider && name === pm.default_model,
       }, name)));
     });
+    if ((this.agents || []).length) {
+      groups.push(h('optgroup', { label: 'ACP agents' }, this.agents.map((name) =>
+        h('option', { value: `agent:${name}` }, name))));
+    }
     sel.replaceChildren(...groups);
     const box = $('#new-skills');
     box.replaceChildren(h('legend', { text: 'Skills' }), ...(this.skills || []).map((s) =>
