@@ -31,7 +31,7 @@ func reapGroup(cmd *exec.Cmd, d time.Duration) {
 	}
 	pid := cmd.Process.Pid
 	deadline := time.Now().Add(d)
-	for childproc.SignalGroup(pid, 0) == nil {
+	for groupLive(pid) {
 		if time.Now().After(deadline) {
 			childproc.KillGroup(pid)
 			return
