@@ -33,11 +33,11 @@ func updateLine(t *event.ToolCallInfo) string {
 }
 
 // diffSummary is the change a call's diffs make, for its line: "+3 −1"
-// for one file the line already names, else with the file's name, or
-// "3 files +10 −2"; "" without diffs.
+// ("new file +3" for a file it creates), led by the file's name when the
+// line does not name it already, or "3 files +10 −2"; "" without diffs.
 func diffSummary(desc string, content []event.ToolContent) string {
-	var files []string
-	add, del := 0, 0
+	var name string
+	files, add, del, created := 0, 0, 0, false
 	for _, c := range content {
 		if c.Diff == nil {
 			continue
@@ -47,22 +47,23 @@ func diffSummary(desc string, content []event.ToolContent) string {
 			old = *c.Diff.OldText
 		}
 		a, d := lineDelta(old, c.Diff.NewText)
-		add, del = add+a, del+d
-		name := filepath.Base(c.Diff.Path)
-		if c.Diff.OldText == nil {
-			name += " (new)"
-		}
-		files = append(files, name)
+		add, del, files = add+a, del+d, files+1
+		name, created = filepath.Base(c.Diff.Path), c.Diff.OldText == nil
 	}
 	switch {
-	case len(files) == 0:
+	case files == 0:
 		return ""
-	case len(files) > 1:
-		return fmt.Sprintf("%d files +%d −%d", len(files), add, del)
-	case strings.Contains(desc, strings.TrimSuffix(files[0], " (new)")) && !strings.HasSuffix(files[0], " (new)"):
-		return fmt.Sprintf("+%d −%d", add, del)
+	case files > 1:
+		return fmt.Sprintf("%d files +%d −%d", files, add, del)
 	}
-	return fmt.Sprintf("%s +%d −%d", files[0], add, del)
+	change := fmt.Sprintf("+%d −%d", add, del)
+	if created {
+		change = fmt.Sprintf("new file +%d", add)
+	}
+	if strings.Contains(desc, name) {
+		return change
+	}
+	return name + ": " + change
 }
 
 // lineDelta counts the lines of newText not in oldText (added) and the

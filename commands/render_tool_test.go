@@ -20,7 +20,9 @@ func TestDiffSummary(t *testing.T) {
 		want    string
 	}{
 		{"Edit main.go", []event.ToolContent{{Diff: &event.Diff{Path: "/w/main.go", OldText: &old, NewText: "a\nB\nc\nd\n"}}}, "+2 −1"},
-		{"Write", []event.ToolContent{{Diff: &event.Diff{Path: "/w/new.txt", NewText: "x\ny\n"}}}, "new.txt (new) +2 −0"},
+		{"Write", []event.ToolContent{{Diff: &event.Diff{Path: "/w/new.txt", NewText: "x\ny\n"}}}, "new.txt: new file +2"},
+		{"Write new.txt", []event.ToolContent{{Diff: &event.Diff{Path: "/w/new.txt", NewText: "x\ny\n"}}}, "new file +2"},
+		{"apply_patch", []event.ToolContent{{Diff: &event.Diff{Path: "/w/a.go", OldText: &old, NewText: "a\n"}}}, "a.go: +0 −2"},
 		{"apply_patch", []event.ToolContent{{Diff: &event.Diff{Path: "/w/a", OldText: &old, NewText: ""}},
 			{Diff: &event.Diff{Path: "/w/b", NewText: "z"}}}, "2 files +1 −3"},
 		{"ls", []event.ToolContent{{TerminalID: "t"}}, ""},

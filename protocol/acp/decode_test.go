@@ -174,3 +174,38 @@ func TestUsageAndCost(t *testing.T) {
 		t.Errorf("%s", raw)
 	}
 }
+
+// BenchmarkDecodeUpdate: the host decodes every update an agent sends.
+// "floor" is a strict decode into a plain struct with the same fields,
+// what the host did before decoding leniently.
+func BenchmarkDecodeUpdate(b *testing.B) {
+	chunk := []byte(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"tok123 "}}`)
+	tool := []byte(realUpdates[1])
+	type floor struct {
+		SessionUpdate string          `json:"sessionUpdate"`
+		Content       *ContentBlock   `json:"content,omitempty"`
+		ToolCallID    string          `json:"toolCallId,omitempty"`
+		Title         *string         `json:"title,omitempty"`
+		Kind          string          `json:"kind,omitempty"`
+		Status        string          `json:"status,omitempty"`
+		RawInput      json.RawMessage `json:"rawInput,omitempty"`
+		RawOutput     json.RawMessage `json:"rawOutput,omitempty"`
+		Meta          map[string]any  `json:"_meta,omitempty"`
+	}
+	b.Run("chunk/floor", func(b *testing.B) {
+		for b.Loop() {
+			var f floor
+			json.Unmarshal(chunk, &f)
+		}
+	})
+	b.Run("chunk", func(b *testing.B) {
+		for b.Loop() {
+			DecodeUpdate(chunk)
+		}
+	})
+	b.Run("tool_call_update", func(b *testing.B) {
+		for b.Loop() {
+			DecodeUpdate(tool)
+		}
+	})
+}
