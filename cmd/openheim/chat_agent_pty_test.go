@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -87,4 +88,63 @@ func TestChatAgentCtrlDAfterPermission(t *testing.T) {
 			t.Logf("%s: chat exited %v later", end, time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// TestPromptAgentNDJSON: the scripted fake agent's tool calls, with list
+// content (a diff, a text block, a terminal) and locations, come out of
+// `prompt --agent fake --json` as the agent sent them, and the final update
+// of a call carries what the earlier ones said.
+func TestPromptAgentNDJSON(t *testing.T) {
+	sent := []string{
+		`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit","kind":"edit","status":"pending","rawInput":{},"content":[],"locations":[]}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"Edit a.txt","rawInput":{"file_path":"/w/a.txt"},"content":[{"type":"diff","path":"/w/a.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"one line changed"}}],"locations":[{"path":"/w/a.txt","line":1}]}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":"ok"}`,
+		`{"sessionUpdate":"tool_call","toolCallId":"c2","title":"make","kind":"execute","status":"in_progress","content":[{"type":"terminal","terminalId":"term-1"}]}`,
+	}
+	var ups []json.RawMessage
+	for _, s := range sent {
+		ups = append(ups, json.RawMessage(s))
+	}
+	home, cfg, mark := chatAgentEnv(t, acptest.Script{Updates: ups})
+	cmd := exec.Command(binary(t), "--config", cfg, "prompt", "--agent", "fake", "--json", "edit it")
+	cmd.Env = append(os.Environ(), "OPENHEIM_HOME="+home)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("prompt: %v", err)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var line struct {
+			Update json.RawMessage `json:"update"`
+		}
+		json.Unmarshal([]byte(l), &line)
+		if strings.Contains(string(line.Update), `"toolCallId"`) {
+			got = append(got, canonical(t, line.Update))
+		}
+	}
+	if len(got) != len(sent) {
+		t.Fatalf("%d tool call lines, want %d:\n%s", len(got), len(sent), out)
+	}
+	for _, i := range []int{0, 1, 3} {
+		if want := canonical(t, json.RawMessage(sent[i])); got[i] != want {
+			t.Errorf("line %d:\n got %s\nwant %s", i, got[i], want)
+		}
+	}
+	final := canonical(t, json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":"ok","title":"Edit a.txt","kind":"edit","rawInput":{"file_path":"/w/a.txt"},"content":[{"type":"diff","path":"/w/a.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"one line changed"}}],"locations":[{"path":"/w/a.txt","line":1}]}`))
+	if got[2] != final {
+		t.Errorf("final update:\n got %s\nwant %s", got[2], final)
+	}
+	if left := waitNoMarked(mark, 3*time.Second); len(left) > 0 {
+		t.Errorf("the agent outlived prompt: %v", left)
+	}
+}
+
+func canonical(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("bad JSON %s", raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
