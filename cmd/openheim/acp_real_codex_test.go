@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,12 +24,22 @@ func command(id, cmd, workdir string) llmtest.Reply {
 	return toolUse(id, "exec_command", args)
 }
 
+// sandboxMissing reports whether a Codex command's final update says its
+// sandbox could not start for want of bubblewrap, which is only allowed
+// off CI (.ci/run installs it).
+func sandboxMissing(final map[string]any) bool {
+	if _, err := exec.LookPath("bwrap"); err == nil || os.Getenv("CI") != "" {
+		return false
+	}
+	return final["status"] == "failed" && strings.Contains(str(final["rawOutput"]), "bubblewrap")
+}
+
 // TestCodexRealTurn: real Codex turns through `openheim prompt --agent
 // codex --json`. Codex asks before each command. openheim allows one in
 // work_dir (it runs) and one that fails; the NDJSON shows each call's
 // tool_call (Codex asks before it announces a call, so openheim announces
-// it from the question) and its final update with the real arguments and
-// content, and the failed one is stored failed with its output. Then
+// it from the question, with Codex's description as its content) and its
+// final update with the real arguments, and the failed one is stored failed with its output. Then
 // openheim refuses a command whose directory is outside work_dir, and one
 // the rule deny = ["execute"] refuses: neither runs, each is stored failed
 // as refused, and Codex, given "abort" (its only way to say no), ends the
@@ -50,21 +61,32 @@ func TestCodexRealTurn(t *testing.T) {
 	if len(in) < 2 || in[0]["sessionUpdate"] != "tool_call" {
 		t.Fatalf("call_in in the NDJSON: %v\nstderr: %s", in, stderr)
 	}
+	// The tool_call has Codex's description of the command (its content),
+	// the final update the arguments Codex ran it with.
+	if content, _ := in[0]["content"].([]any); len(content) == 0 || !strings.Contains(str(content), "inside.txt") {
+		t.Errorf("call_in's tool_call lacks its content: %v", in[0])
+	}
 	final := in[len(in)-1]
-	if content, _ := final["content"].([]any); final["status"] != "completed" || !strings.Contains(str(final["rawInput"]), "inside.txt") || len(content) == 0 {
-		t.Errorf("call_in's final update lacks the arguments or the content: %v", final)
+	if !strings.Contains(str(final["rawInput"]), "inside.txt") || strings.Contains(str(final["rawOutput"]), "refused") {
+		t.Errorf("call_in's final update lacks the arguments, or the call was refused: %v", final)
 	}
-	if b, err := os.ReadFile(inside); err != nil || strings.TrimSpace(string(b)) != "hi" {
-		t.Errorf("the allowed command did not run: %q %v", b, err)
+	if sandboxMissing(final) {
+		// Without bubblewrap Codex sometimes runs an approved command in its
+		// sandbox anyway, which then cannot start: the call was allowed and
+		// ran, the command did not.
+		t.Logf("bubblewrap is missing: Codex ran the allowed command in a sandbox that cannot start")
+	} else if b, err := os.ReadFile(inside); err != nil || strings.TrimSpace(string(b)) != "hi" || final["status"] != "completed" {
+		t.Errorf("the allowed command did not run: %q %v\nits final update: %v", b, err, final)
 	}
-	if ups := toolUpdates(lines, "call_fail"); len(ups) == 0 || ups[len(ups)-1]["status"] != "failed" {
-		t.Errorf("call_fail in the NDJSON: %v", ups)
+	fail := toolUpdates(lines, "call_fail")
+	if len(fail) == 0 || fail[len(fail)-1]["status"] != "failed" {
+		t.Fatalf("call_fail in the NDJSON: %v", fail)
 	}
 	uses, results := r.stored(str(lines[0]["sessionId"]))
-	if !strings.Contains(uses["call_in"].Arguments, "echo hi > inside.txt") || results["call_in"].IsError {
+	if !strings.Contains(uses["call_in"].Arguments, "echo hi > inside.txt") || results["call_in"].IsError != (final["status"] == "failed") {
 		t.Errorf("stored call_in: %+v %+v", uses["call_in"], results["call_in"])
 	}
-	if res := results["call_fail"]; !res.IsError || !strings.Contains(res.Content, "oops") {
+	if res := results["call_fail"]; !res.IsError || !strings.Contains(res.Content, "oops") && !sandboxMissing(fail[len(fail)-1]) {
 		t.Errorf("the failed command is not stored failed with its output: %+v", res)
 	}
 	if left := r.waitGone(3 * time.Second); len(left) > 0 {

@@ -93,7 +93,8 @@ func TestChatAgentCtrlDAfterPermission(t *testing.T) {
 // TestPromptAgentNDJSON: the scripted fake agent's tool calls, with list
 // content (a diff, a text block, a terminal) and locations, come out of
 // `prompt --agent fake --json` as the agent sent them, and the final update
-// of a call carries what the earlier ones said.
+// of a call carries what updates changed since its tool_call (not its kind,
+// which did not change).
 func TestPromptAgentNDJSON(t *testing.T) {
 	sent := []string{
 		`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit","kind":"edit","status":"pending","rawInput":{},"content":[],"locations":[]}`,
@@ -130,7 +131,7 @@ func TestPromptAgentNDJSON(t *testing.T) {
 			t.Errorf("line %d:\n got %s\nwant %s", i, got[i], want)
 		}
 	}
-	final := canonical(t, json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":"ok","title":"Edit a.txt","kind":"edit","rawInput":{"file_path":"/w/a.txt"},"content":[{"type":"diff","path":"/w/a.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"one line changed"}}],"locations":[{"path":"/w/a.txt","line":1}]}`))
+	final := canonical(t, json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":"ok","title":"Edit a.txt","rawInput":{"file_path":"/w/a.txt"},"content":[{"type":"diff","path":"/w/a.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"one line changed"}}],"locations":[{"path":"/w/a.txt","line":1}]}`))
 	if got[2] != final {
 		t.Errorf("final update:\n got %s\nwant %s", got[2], final)
 	}

@@ -53,11 +53,11 @@ type terminalWire struct {
 func (c ToolCallContent) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case ToolContentDiff:
-		return json.Marshal(diffWire{c.Type, c.Path, c.OldText, c.NewText, c.Meta})
+		return marshalNoHTML(diffWire{c.Type, c.Path, c.OldText, c.NewText, c.Meta})
 	case ToolContentTerminal:
-		return json.Marshal(terminalWire{c.Type, c.TerminalID, c.Meta})
+		return marshalNoHTML(terminalWire{c.Type, c.TerminalID, c.Meta})
 	}
-	return json.Marshal(contentWire{c.Type, c.Content, c.Meta})
+	return marshalNoHTML(contentWire{c.Type, c.Content, c.Meta})
 }
 
 // UnmarshalJSON decodes one item; an unknown type is an error (the list

@@ -209,3 +209,24 @@ func BenchmarkDecodeUpdate(b *testing.B) {
 		}
 	})
 }
+
+// TestUpdateHTMLEscaping: an update escapes <, > and & only as the encoder
+// that writes it is set to: `prompt --json` does not, json.Marshal does.
+func TestUpdateHTMLEscaping(t *testing.T) {
+	diff := event.ToolContent{Diff: &event.Diff{Path: "/w/a.html", NewText: "<p>a & b</p>"}}
+	u, _ := UpdateFromEvent(event.Event{Kind: event.ToolCall, Tool: &event.ToolCallInfo{ID: "c", Title: "Write <a>", Content: []event.ToolContent{diff}}})
+	u.Meta = map[string]any{"note": "<x>"}
+	n := SessionNotification{SessionID: "s", Update: u}
+	var plain strings.Builder
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	enc.Encode(n)
+	if !strings.Contains(plain.String(), `"newText":"<p>a & b</p>"`) || !strings.Contains(plain.String(), `"note":"<x>"`) ||
+		!strings.Contains(plain.String(), `"title":"Write <a>"`) {
+		t.Errorf("unescaped encoder: %s", plain.String())
+	}
+	escaped, _ := json.Marshal(n)
+	if strings.ContainsAny(string(escaped), "<>&") {
+		t.Errorf("json.Marshal: %s", escaped)
+	}
+}

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -18,7 +19,9 @@ type updateWire struct {
 
 // MarshalJSON writes the update; a tool call's content and locations are
 // written as lists ([] when empty but set). Text chunks, most updates, are
-// written directly (see EncodeNotification).
+// written directly (see EncodeNotification), their text escaped as
+// ContentBlock's MarshalJSON escapes it. Nothing else is HTML-escaped here:
+// the calling encoder does it or not (marshalNoHTML).
 func (u SessionUpdate) MarshalJSON() ([]byte, error) {
 	if c := u.Content; c != nil && c.Type == "text" && plainChunk(u) && plainText(c) {
 		b := make([]byte, 0, len(c.Text)+len(u.SessionUpdate)+64)
@@ -29,27 +32,34 @@ func (u SessionUpdate) MarshalJSON() ([]byte, error) {
 		return append(b, "}}"...), nil
 	}
 	w := updateWire{plainUpdate: plainUpdate(u)}
-	if u.Content != nil {
-		raw, err := json.Marshal(u.Content)
-		if err != nil {
-			return nil, err
-		}
-		w.Content = raw
-	} else if u.ToolContent != nil {
-		raw, err := json.Marshal(u.ToolContent)
-		if err != nil {
-			return nil, err
-		}
-		w.Content = raw
+	var err error
+	switch {
+	case u.Content != nil:
+		w.Content, err = marshalNoHTML(u.Content)
+	case u.ToolContent != nil:
+		w.Content, err = marshalNoHTML(u.ToolContent)
 	}
-	if u.Locations != nil {
-		raw, err := json.Marshal(u.Locations)
-		if err != nil {
-			return nil, err
-		}
-		w.Locations = raw
+	if err == nil && u.Locations != nil {
+		w.Locations, err = marshalNoHTML(u.Locations)
 	}
-	return json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	return marshalNoHTML(w)
+}
+
+// marshalNoHTML is json.Marshal without escaping <, > and &: a type's
+// MarshalJSON must leave that to the encoder that calls it (encoding/json
+// escapes its output when it is set to, and `prompt --json` is not, so that
+// file and tool text stay readable).
+func marshalNoHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON decodes the update leniently: fields that do not decode

@@ -18,3 +18,19 @@ func (p *Peer) invalid(raw, id json.RawMessage, e *Error) {
 	}
 	p.sendError(id, e)
 }
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch c := id[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return string(id) == "null"
+}
+
+func validVersion(v json.RawMessage) bool {
+	var s string
+	return len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil && s == "2.0"
+}

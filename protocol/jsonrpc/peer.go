@@ -238,22 +238,6 @@ func (p *Peer) dispatch(ctx context.Context, raw json.RawMessage) bool {
 	return true
 }
 
-func validID(id json.RawMessage) bool {
-	if len(id) == 0 {
-		return false
-	}
-	switch c := id[0]; {
-	case c == '"', c == '-', c >= '0' && c <= '9':
-		return true
-	}
-	return string(id) == "null"
-}
-
-func validVersion(v json.RawMessage) bool {
-	var s string
-	return len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil && s == "2.0"
-}
-
 func (p *Peer) notify(ctx context.Context, method string, params json.RawMessage) {
 	if p.h == nil {
 		return

@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -42,6 +44,7 @@ type ToolCallEntry struct {
 	// this call with a reject option, or cancelled it.
 	Refused   bool
 	UpdatedAt time.Time
+	first     event.ToolCallInfo // what the call's first event said
 }
 
 // DiffSnapshot is the latest change a tool call proposed or made to a
@@ -89,8 +92,8 @@ var threadKinds = map[event.Kind]string{event.AgentMessageChunk: "agent", event.
 // remember keeps an update's event in the read model and returns the event
 // to forward: a tool_call for a call already known is forwarded as an
 // update, an update of a call never announced as its tool_call, and a
-// final update carries what earlier updates said (arguments, title, kind,
-// content, locations) when it does not say it again. mu is held.
+// final update carries what updates changed since the tool_call
+// (arguments, title, kind, content, locations; fill). mu is held.
 func (s *hostSession) remember(ev event.Event, ok bool) event.Event {
 	now := time.Now()
 	switch {
@@ -184,7 +187,7 @@ func (s *hostSession) rememberTool(ev event.Event, now time.Time) event.Event {
 		if t.Status == "" {
 			t.Status = event.StatusPending
 		}
-		s.tools = append(s.tools, ToolCallEntry{ID: t.ID, TurnID: s.turnID()})
+		s.tools = append(s.tools, ToolCallEntry{ID: t.ID, TurnID: s.turnID(), first: t})
 		e = &s.tools[len(s.tools)-1]
 	case ev.Kind == event.ToolCall:
 		ev.Kind = event.ToolCallUpdate
@@ -225,22 +228,25 @@ func merge(e *ToolCallEntry, t *event.ToolCallInfo, now time.Time) {
 	e.UpdatedAt = now
 }
 
-// fill gives a final update what the call's entry knows and the update
-// does not say: its arguments, title, kind, content and locations.
+// fill gives a final update what later updates said of the call and the
+// final one does not repeat: its arguments, title, kind, content and
+// locations where they changed since the call's first event (Claude Code
+// sends the real input only after its tool_call). What the first event
+// said is not repeated: whoever saw the call has it.
 func fill(t *event.ToolCallInfo, e *ToolCallEntry) {
-	if len(t.RawInput) == 0 {
+	if len(t.RawInput) == 0 && !bytes.Equal(e.RawInput, e.first.RawInput) {
 		t.RawInput = e.RawInput
 	}
-	if t.Title == "" {
+	if t.Title == "" && e.Title != e.first.Title {
 		t.Title = e.Title
 	}
-	if t.Kind == "" {
+	if t.Kind == "" && e.Kind != e.first.Kind {
 		t.Kind = e.Kind
 	}
-	if t.Content == nil {
+	if t.Content == nil && !reflect.DeepEqual(e.Content, e.first.Content) {
 		t.Content = e.Content
 	}
-	if t.Locations == nil {
+	if t.Locations == nil && !reflect.DeepEqual(e.Locations, e.first.Locations) {
 		t.Locations = e.Locations
 	}
 }
