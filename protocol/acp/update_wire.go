@@ -82,6 +82,15 @@ func (u *SessionUpdate) UnmarshalJSON(data []byte) error {
 // of blocks is joined), tool call content for tool calls (one item or a
 // list).
 func DecodeUpdate(data []byte) (SessionUpdate, error) {
+	// Most updates are chunks whose content is one block: one strict pass
+	// into the plain type decodes them (a tool call's content list fails
+	// it, and goes the longer way at once).
+	if !bytes.Contains(data, []byte(`"tool_call`)) {
+		var p plainUpdate
+		if json.Unmarshal(data, &p) == nil {
+			return SessionUpdate(p), nil
+		}
+	}
 	var w updateWire
 	var de *DecodeError
 	if err := DecodeLenient(data, &w); err != nil {

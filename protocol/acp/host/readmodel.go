@@ -28,6 +28,7 @@ type ThreadEntry struct {
 	Text      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	buf       []byte // the text while it grows, chunk by chunk (Text in snapshots)
 }
 
 // ToolCallEntry is what is known of one tool call, every update merged.
@@ -82,7 +83,12 @@ func (h *Host) Snapshot(id string) (SessionSnapshot, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SessionSnapshot{ID: id, Thread: append([]ThreadEntry(nil), s.thread...),
+	thread := make([]ThreadEntry, len(s.thread))
+	for i, e := range s.thread {
+		e.Text, e.buf = string(e.buf), nil
+		thread[i] = e
+	}
+	return SessionSnapshot{ID: id, Thread: thread,
 		ToolCalls: append([]ToolCallEntry(nil), s.tools...), Diffs: append([]DiffSnapshot(nil), s.diffs...),
 		Permissions: append([]PermissionEntry(nil), s.permissions...)}, true
 }
@@ -123,7 +129,7 @@ func (s *hostSession) rememberText(ev event.Event, now time.Time) {
 		}
 	}
 	if n := len(s.thread); n > 0 && s.thread[n-1].Kind == kind && !s.split {
-		s.thread[n-1].Text += text
+		s.thread[n-1].buf = append(s.thread[n-1].buf, text...)
 		s.thread[n-1].UpdatedAt = now
 		return
 	}
@@ -132,6 +138,7 @@ func (s *hostSession) rememberText(ev event.Event, now time.Time) {
 }
 
 func (s *hostSession) addThread(e ThreadEntry) {
+	e.buf, e.Text = []byte(e.Text), ""
 	s.entries++
 	e.ID = fmt.Sprintf("m%d", s.entries)
 	s.thread = append(s.thread, e)
