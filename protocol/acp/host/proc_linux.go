@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+
+	"github.com/openheim/openheim/runtime/childproc"
 )
 
 // groupLive reports whether the process group pgid has a member that is
@@ -11,6 +13,9 @@ import (
 // parent has died waits for init to reap it, which in a container can take
 // seconds: it runs nothing, so it is not left behind.
 func groupLive(pgid int) bool {
+	if childproc.SignalGroup(pgid, 0) != nil {
+		return false // no member at all, the usual case: no need to look
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return true
