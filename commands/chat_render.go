@@ -99,24 +99,30 @@ func (r *chatRenderer) Emit(e event.Event) {
 		r.spin.Stop()
 		r.endThinking()
 		r.closeAnswer()
-		r.running[e.Tool.ID] = toolSummary(e.Tool.Title, e.Tool.RawInput)
+		r.running[e.Tool.ID] = toolLine(e.Tool)
 		r.order = append(r.order, e.Tool.ID)
 		r.spin.Start(r.running[e.Tool.ID])
 	case event.ToolCallUpdate:
 		if e.Tool.Status != event.StatusCompleted && e.Tool.Status != event.StatusFailed {
+			if line := updateLine(e.Tool); line != "" && r.running[e.Tool.ID] != "" {
+				r.running[e.Tool.ID] = line
+			}
 			return
 		}
 		r.spin.Stop()
 		r.closeAnswer()
 		desc, ok := r.running[e.Tool.ID]
-		if !ok {
-			desc = e.Tool.Title
+		if line := updateLine(e.Tool); line != "" || !ok {
+			desc = toolLine(e.Tool)
 		}
 		mark := r.style.OK("✓")
 		extra := ""
 		if e.Tool.Status == event.StatusFailed {
 			mark = r.style.Fail("✗")
-			extra = " " + r.style.Fail(oneLine(rawText(e.Tool.RawOutput), 100))
+			extra = " " + r.style.Fail(oneLine(failureText(e.Tool), 100))
+		}
+		if d := diffSummary(desc, e.Tool.Content); d != "" {
+			desc += " " + r.style.Dim("· ") + d
 		}
 		fmt.Fprintf(r.w, "%s %s %s%s\n", mark, desc, r.style.Dim("· "+shortDuration(e.Tool.Duration)), extra)
 		delete(r.running, e.Tool.ID)

@@ -55,6 +55,9 @@ func (r *textRenderer) Emit(e event.Event) {
 		r.pending[e.Tool.ID] = describeCall(e.Tool)
 		r.newReply = true
 	case event.ToolCallUpdate:
+		if e.Tool.Title != "" || len(e.Tool.RawInput) > 0 {
+			r.pending[e.Tool.ID] = describeCall(e.Tool)
+		}
 		if !r.io.ErrTTY {
 			return
 		}
@@ -65,8 +68,12 @@ func (r *textRenderer) Emit(e event.Event) {
 			if e.Tool.Status == event.StatusFailed {
 				mark = "✗"
 			}
+			desc := r.pending[e.Tool.ID]
+			if d := diffSummary(desc, e.Tool.Content); d != "" {
+				desc += " · " + d
+			}
 			r.lineBreak()
-			fmt.Fprintf(r.io.ErrOut, "%s\n", r.io.Dim(fmt.Sprintf("%s %s (%s)", mark, r.pending[e.Tool.ID], shortDuration(e.Tool.Duration))))
+			fmt.Fprintf(r.io.ErrOut, "%s\n", r.io.Dim(fmt.Sprintf("%s %s (%s)", mark, desc, shortDuration(e.Tool.Duration))))
 		}
 	case event.Dropped:
 		if r.io.ErrTTY {
@@ -100,6 +107,9 @@ func (r *textRenderer) finish() {
 }
 
 func describeCall(t *event.ToolCallInfo) string {
+	if strings.ContainsRune(strings.TrimSpace(t.Title), ' ') { // an external agent's description
+		return oneLine(t.Title, 90)
+	}
 	args := strings.TrimSpace(string(t.RawInput))
 	if len(args) > 80 {
 		args = args[:77] + "..."

@@ -124,6 +124,10 @@ func outcome(ctx context.Context, end event.End, sig os.Signal) (int, string) {
 			n = int(s)
 		}
 		return 128 + n, fmt.Sprintf("the turn was cancelled by %v", sig)
+	case end.StopReason == event.StopCancelled && ctx.Err() == nil:
+		// Nobody here cancelled it: an external agent ended its own turn
+		// (Codex does when a permission it asked for is refused).
+		return ExitStopped, "the turn stopped early: the agent cancelled it itself (as Codex does when openheim refuses it a permission)"
 	case end.StopReason == event.StopCancelled:
 		return ExitInterrupt, "the turn was cancelled"
 	case end.Err != nil:

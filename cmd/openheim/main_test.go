@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/protocol/acp/host/acptest"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -17,6 +18,8 @@ import (
 // TestMain lets testscript run this test binary as `openheim`, so the
 // scripts exercise the real main: flags, exit codes, stdout and stderr.
 func TestMain(m *testing.M) {
+	// The scripted fake ACP agent runs as this binary too (chat --agent).
+	acptest.MaybeRunFakeAgent()
 	testscript.Main(m, map[string]func(){
 		"openheim": main,
 	})

@@ -74,7 +74,7 @@ func spliceSessionID(sessionID string, u SessionUpdate) (json.RawMessage, error)
 func plainChunk(u SessionUpdate) bool {
 	return u.ToolCallID == "" && u.Title == nil && u.Kind == "" && u.Status == "" && u.RawInput == nil &&
 		u.RawOutput == nil && u.Entries == nil && u.Used == nil && u.Size == nil && u.UpdatedAt == nil &&
-		u.CurrentModeID == "" && u.Meta == nil
+		u.CurrentModeID == "" && u.Meta == nil && u.Cost == nil && u.ToolContent == nil && u.Locations == nil
 }
 
 // plainText: a text block with nothing but its text.

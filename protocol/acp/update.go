@@ -33,7 +33,10 @@ type PlanEntry struct {
 }
 
 // SessionUpdate is the `update` of a session/update notification: the
-// variant named by SessionUpdate with its fields.
+// variant named by SessionUpdate with its fields. Message chunks carry
+// Content, tool calls ToolContent (both are "content" on the wire: one
+// block, a list of tool call content); an update decodes leniently
+// (DecodeUpdate).
 type SessionUpdate struct {
 	SessionUpdate string          `json:"sessionUpdate"`
 	Content       *ContentBlock   `json:"content,omitempty"`
@@ -46,9 +49,16 @@ type SessionUpdate struct {
 	Entries       []PlanEntry     `json:"entries,omitempty"`
 	Used          *int64          `json:"used,omitempty"`
 	Size          *int64          `json:"size,omitempty"`
+	Cost          *Cost           `json:"cost,omitempty"`
 	UpdatedAt     *string         `json:"updatedAt,omitempty"`
 	CurrentModeID string          `json:"currentModeId,omitempty"`
 	Meta          map[string]any  `json:"_meta,omitempty"`
+	// ToolContent is a tool call's content; in a tool_call_update, nil
+	// leaves it as it was and an empty list clears it (written as []).
+	ToolContent []ToolCallContent `json:"-"`
+	// Locations are the files a tool call touches; nil and empty as for
+	// ToolContent.
+	Locations []ToolCallLocation `json:"-"`
 }
 
 // SessionNotification is the params of session/update (canonical ACP v1).
@@ -62,6 +72,7 @@ type Usage struct {
 	TotalTokens       int64  `json:"totalTokens"`
 	InputTokens       int64  `json:"inputTokens"`
 	OutputTokens      int64  `json:"outputTokens"`
+	ThoughtTokens     *int64 `json:"thoughtTokens,omitempty"`
 	CachedReadTokens  *int64 `json:"cachedReadTokens,omitempty"`
 	CachedWriteTokens *int64 `json:"cachedWriteTokens,omitempty"`
 }
@@ -75,6 +86,9 @@ func UsageFrom(u message.Usage) Usage {
 	if u.CacheCreationTokens > 0 {
 		out.CachedWriteTokens = &u.CacheCreationTokens
 	}
+	if u.ThoughtTokens > 0 {
+		out.ThoughtTokens = &u.ThoughtTokens
+	}
 	return out
 }
 
@@ -87,19 +101,8 @@ func UpdateFromEvent(e event.Event) (u SessionUpdate, ok bool) {
 	switch e.Kind {
 	case event.AgentMessageChunk, event.AgentThoughtChunk, event.UserMessageChunk:
 		return SessionUpdate{SessionUpdate: string(e.Kind), Content: contentFrom(e.Content)}, true
-	case event.ToolCall:
-		t := e.Tool
-		title := t.Title
-		return SessionUpdate{SessionUpdate: string(e.Kind), ToolCallID: t.ID, Title: &title, Kind: t.Kind,
-			Status: t.Status, RawInput: t.RawInput}, true
-	case event.ToolCallUpdate:
-		t := e.Tool
-		u := SessionUpdate{SessionUpdate: string(e.Kind), ToolCallID: t.ID, Status: t.Status, RawOutput: t.RawOutput}
-		if t.Title != "" {
-			title := t.Title
-			u.Title = &title
-		}
-		return u, true
+	case event.ToolCall, event.ToolCallUpdate:
+		return toolUpdate(e.Kind, e.Tool), true
 	case event.Plan:
 		entries := make([]PlanEntry, len(e.Plan))
 		for i, p := range e.Plan {
@@ -108,7 +111,11 @@ func UpdateFromEvent(e event.Event) (u SessionUpdate, ok bool) {
 		return SessionUpdate{SessionUpdate: string(e.Kind), Entries: entries}, true
 	case event.UsageUpdate:
 		used, size := e.Usage.Used, e.Usage.Size
-		return SessionUpdate{SessionUpdate: string(e.Kind), Used: &used, Size: &size}, true
+		u := SessionUpdate{SessionUpdate: string(e.Kind), Used: &used, Size: &size}
+		if c := e.Usage.Cost; c != nil {
+			u.Cost = &Cost{Amount: c.Amount, Currency: c.Currency}
+		}
+		return u, true
 	case event.SessionInfoUpdate:
 		u := SessionUpdate{SessionUpdate: string(e.Kind)}
 		if e.Info != nil {
@@ -179,14 +186,7 @@ func EventFromUpdate(sessionID string, u SessionUpdate) (event.Event, bool) {
 		b := blockFrom(*u.Content)
 		ev.Content = &b
 	case event.ToolCall, event.ToolCallUpdate:
-		t := &event.ToolCallInfo{ID: u.ToolCallID, Kind: u.Kind, Status: u.Status, RawInput: u.RawInput, RawOutput: u.RawOutput}
-		if u.Title != nil {
-			t.Title = *u.Title
-		}
-		if ev.Kind == event.ToolCall && t.Status == "" {
-			t.Status = event.StatusPending
-		}
-		ev.Tool = t
+		ev.Tool = toolInfo(ev.Kind, u)
 	case event.Plan:
 		for _, p := range u.Entries {
 			ev.Plan = append(ev.Plan, event.PlanEntry{Content: p.Content, Status: p.Status, Priority: p.Priority})
@@ -198,6 +198,9 @@ func EventFromUpdate(sessionID string, u SessionUpdate) (event.Event, bool) {
 		ev.Usage = &event.ContextUsage{Used: *u.Used}
 		if u.Size != nil {
 			ev.Usage.Size = *u.Size
+		}
+		if u.Cost != nil {
+			ev.Usage.Cost = &event.Cost{Amount: u.Cost.Amount, Currency: u.Cost.Currency}
 		}
 	case event.SessionInfoUpdate:
 		ev.Info = &event.SessionInfo{}

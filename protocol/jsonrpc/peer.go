@@ -72,6 +72,7 @@ type Peer struct {
 	log     *slog.Logger
 	inOrder func(method string) bool
 	red     *redact.Redactor
+	bad     func(raw json.RawMessage, err error) // WithInvalid
 
 	nextID  atomic.Int64
 	started atomic.Bool
@@ -183,26 +184,26 @@ func (p *Peer) readLoop(ctx context.Context) error {
 func (p *Peer) dispatch(ctx context.Context, raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	if !json.Valid(raw) {
-		p.sendError(nil, NewError(ParseError, nil))
+		p.invalid(raw, nil, NewError(ParseError, nil))
 		return false
 	}
 	switch raw[0] {
 	case '[':
-		p.sendError(nil, NewError(InvalidRequest, "batches are not supported"))
+		p.invalid(raw, nil, NewError(InvalidRequest, "batches are not supported"))
 		return false
 	case '{':
 	default:
-		p.sendError(nil, NewError(InvalidRequest, "message is not an object"))
+		p.invalid(raw, nil, NewError(InvalidRequest, "message is not an object"))
 		return false
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		p.sendError(nil, NewError(InvalidRequest, err.Error()))
+		p.invalid(raw, nil, NewError(InvalidRequest, err.Error()))
 		return false
 	}
 	id, hasID := m["id"]
 	if hasID && !validID(id) {
-		p.sendError(nil, NewError(InvalidRequest, "id must be a string, a number or null"))
+		p.invalid(raw, nil, NewError(InvalidRequest, "id must be a string, a number or null"))
 		return false
 	}
 	methodRaw, hasMethod := m["method"]
@@ -211,12 +212,12 @@ func (p *Peer) dispatch(ctx context.Context, raw json.RawMessage) bool {
 		return false
 	}
 	if !validVersion(m["jsonrpc"]) {
-		p.sendError(id, NewError(InvalidRequest, `jsonrpc must be "2.0"`))
+		p.invalid(raw, id, NewError(InvalidRequest, `jsonrpc must be "2.0"`))
 		return false
 	}
 	var method string
 	if len(methodRaw) == 0 || methodRaw[0] != '"' || json.Unmarshal(methodRaw, &method) != nil {
-		p.sendError(id, NewError(InvalidRequest, "method must be a string"))
+		p.invalid(raw, id, NewError(InvalidRequest, "method must be a string"))
 		return false
 	}
 	params := m["params"]
@@ -235,22 +236,6 @@ func (p *Peer) dispatch(ctx context.Context, raw json.RawMessage) bool {
 		go handle()
 	}
 	return true
-}
-
-func validID(id json.RawMessage) bool {
-	if len(id) == 0 {
-		return false
-	}
-	switch c := id[0]; {
-	case c == '"', c == '-', c >= '0' && c <= '9':
-		return true
-	}
-	return string(id) == "null"
-}
-
-func validVersion(v json.RawMessage) bool {
-	var s string
-	return len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil && s == "2.0"
 }
 
 func (p *Peer) notify(ctx context.Context, method string, params json.RawMessage) {
@@ -356,7 +341,7 @@ func (p *Peer) handleResponse(m map[string]json.RawMessage) {
 	if !hasID && !hasResult && !hasError {
 		// Neither a request nor a response; replying with a null id cannot be
 		// mistaken for the answer to anything.
-		p.sendError(nil, NewError(InvalidRequest, "message has no method and no result or error"))
+		p.invalid(nil, nil, NewError(InvalidRequest, "message has no method and no result or error"))
 		return
 	}
 	var r reply
@@ -392,6 +377,9 @@ func (p *Peer) handleResponse(m map[string]json.RawMessage) {
 	p.mu.Unlock()
 	if err != nil || !ok {
 		p.log.Debug("jsonrpc: response to an unknown id ignored", "id", string(idRaw))
+		if p.bad != nil {
+			p.bad(nil, fmt.Errorf("a response to id %s, which no request of ours has", idRaw))
+		}
 		return
 	}
 	ch <- r

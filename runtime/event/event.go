@@ -132,6 +132,15 @@ type Location struct {
 type ContextUsage struct {
 	Used int64 // tokens in the context now
 	Size int64 // the context window, 0 if unknown
+	// Cost is what the session has cost so far, when an external agent
+	// reports it (ACP usage_update's cost).
+	Cost *Cost
+}
+
+// Cost is an amount of money in a currency (ISO 4217, e.g. "USD").
+type Cost struct {
+	Amount   float64
+	Currency string
 }
 
 // SessionInfo carries session metadata for session_info_update.

@@ -168,6 +168,9 @@ type Usage struct {
 	OutputTokens        int64 `json:"output_tokens"`
 	CacheCreationTokens int64 `json:"cache_creation_tokens"`
 	CacheReadTokens     int64 `json:"cache_read_tokens"`
+	// ThoughtTokens are the output tokens spent thinking, when the model
+	// (or an external agent) reports them; part of OutputTokens.
+	ThoughtTokens int64 `json:"thought_tokens,omitempty"`
 }
 
 // Total is every token the call consumed or produced.

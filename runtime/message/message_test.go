@@ -56,7 +56,7 @@ func TestHelpers(t *testing.T) {
 	if m.JoinText() != "ab" || len(m.ToolUses()) != 1 {
 		t.Fatal(m.JoinText(), m.ToolUses())
 	}
-	if (Usage{1, 2, 3, 4}).Total() != 10 {
+	if (Usage{InputTokens: 1, OutputTokens: 2, CacheCreationTokens: 3, CacheReadTokens: 4, ThoughtTokens: 9}).Total() != 10 {
 		t.Fatal("total")
 	}
 }

@@ -13,6 +13,10 @@ type Hooks struct {
 	OnTurnEvent    func(TurnEvent)
 	OnProcessEvent func(ProcessEvent)
 	OnEventDrop    func(EventDrop)
+	// OnProtocolError gets every message of the agent's that did not
+	// decode, whole or in part (seed 002's ObservabilityOptions
+	// OnProtocolError); each is also logged as a warning (protoerr.go).
+	OnProtocolError func(ProtocolError)
 }
 
 // SessionEvent: created, loaded, resumed, forked, closed, deleted.
@@ -49,14 +53,15 @@ type EventDrop struct {
 
 // Stats counts the signals.
 type Stats struct {
-	Sessions, Turns, Processes, Drops int64
+	Sessions, Turns, Processes, Drops, ProtocolErrors int64
 }
 
-type hostStats struct{ sessions, turns, processes, drops atomic.Int64 }
+type hostStats struct{ sessions, turns, processes, drops, protocolErrors atomic.Int64 }
 
 // Stats returns the counters.
 func (h *Host) Stats() Stats {
-	return Stats{h.stats.sessions.Load(), h.stats.turns.Load(), h.stats.processes.Load(), h.stats.drops.Load()}
+	return Stats{h.stats.sessions.Load(), h.stats.turns.Load(), h.stats.processes.Load(), h.stats.drops.Load(),
+		h.stats.protocolErrors.Load()}
 }
 
 // hook delivers a signal: counted, logged, then handed to the host's hook.
@@ -83,6 +88,12 @@ func (h *Host) hook(e any) {
 		h.stats.processes.Add(1)
 		h.log.Debug("acp host: process", "type", e.Type, "command", e.Command, "err", e.Err)
 		if f := h.opts.Hooks.OnProcessEvent; f != nil {
+			f(e)
+		}
+	case ProtocolError:
+		h.stats.protocolErrors.Add(1)
+		h.warnProtocol(e)
+		if f := h.opts.Hooks.OnProtocolError; f != nil {
 			f(e)
 		}
 	case EventDrop:

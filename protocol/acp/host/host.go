@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -154,6 +155,8 @@ type Host struct {
 	fs    *hostFS
 	terms *terminals
 	stats hostStats
+	// warned counts the protocol errors logged as warnings (protoerr.go).
+	warned atomic.Int64
 
 	mu       sync.Mutex
 	sessions map[string]*hostSession
@@ -186,7 +189,8 @@ func Start(ctx context.Context, spec AgentSpec, opts Options) (*Host, error) {
 	} else if h.stdin, stdout, err = h.spawn(); err != nil {
 		return nil, err
 	}
-	h.peer = jsonrpc.NewPeer(jsonrpc.NewLineStream(stdout, h.stdin, h.stdin), h, jsonrpc.WithLogger(h.log))
+	h.peer = jsonrpc.NewPeer(jsonrpc.NewLineStream(stdout, h.stdin, h.stdin), h, jsonrpc.WithLogger(h.log),
+		jsonrpc.WithInvalid(func(raw json.RawMessage, err error) { h.protocolError("message", "", raw, err) }))
 	go func() {
 		err := h.peer.Run(context.Background())
 		if err != nil {
@@ -299,8 +303,8 @@ func (h *Host) initialize(ctx context.Context) error {
 		ClientCapabilities acp.ClientCapabilities `json:"clientCapabilities"`
 		ClientInfo         acp.Implementation     `json:"clientInfo"`
 	}{acp.ProtocolVersion, acp.ClientCapabilities{FS: acp.FileSystemCapability{ReadTextFile: true, WriteTextFile: true}, Terminal: h.opts.AllowShell}, h.opts.ClientInfo}
-	var resp Info
-	if err := h.call(ctx, acp.MethodInitialize, req, &resp); err != nil {
+	var raw json.RawMessage
+	if err := h.call(ctx, acp.MethodInitialize, req, &raw); err != nil {
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) && h.cmd != nil {
 			// A transport error (closed pipe, broken write): the agent is
@@ -323,9 +327,16 @@ func (h *Host) initialize(ctx context.Context) error {
 		}
 		return fmt.Errorf("acp agent %s: initialize: %w", h.spec.Name, err)
 	}
+	var resp Info
+	if err := acp.DecodeLenient(raw, &resp); err != nil {
+		h.protocolError(acp.MethodInitialize, "", raw, err)
+		if !acp.Partial(err) {
+			return fmt.Errorf("acp agent %s: initialize: %w", h.spec.Name, err)
+		}
+	}
 	if len(resp.Capabilities) > 0 {
-		if err := json.Unmarshal(resp.Capabilities, &resp.caps); err != nil {
-			h.log.Debug("acp host: capabilities not understood", "err", err)
+		if err := acp.DecodeLenient(resp.Capabilities, &resp.caps); err != nil {
+			h.protocolError(acp.MethodInitialize, "", resp.Capabilities, err)
 		}
 	}
 	var v int
@@ -357,9 +368,15 @@ func (h *Host) call(ctx context.Context, method string, params, result any) erro
 	return &AuthRequiredError{Agent: h.spec.Name, Message: rpc.Message, Methods: h.info.AuthMethods, Login: h.loginHint()}
 }
 
+// eofWait is how long Close gives an agent to exit on its own once its
+// stdin is closed, before SIGTERM: openheim's own agent exits at once,
+// claude-agent-acp and codex-acp never do, so waiting the whole grace
+// period would only make every exit slower.
+const eofWait = 250 * time.Millisecond
+
 // Close ends the agent: every session's terminals released, stdin closed,
-// then (several real agents never exit on EOF) SIGTERM to its process
-// group after the grace period, and SIGKILL after another.
+// SIGTERM to its process group if it is still running eofWait later, and
+// SIGKILL Grace after that.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	if h.closed {
@@ -374,18 +391,21 @@ func (h *Host) Close() error {
 	if h.cmd == nil {
 		return nil
 	}
-	select {
-	case <-h.exited:
-		h.hook(ProcessEvent{Type: "teardown", Command: h.spec.Command})
-		return nil
-	case <-time.After(h.opts.Grace):
-	}
-	hostSignalGroup(h.cmd, syscall.SIGTERM)
-	select {
-	case <-h.exited:
-		h.hook(ProcessEvent{Type: "teardown", Command: h.spec.Command})
-		return nil
-	case <-time.After(h.opts.Grace):
+	for _, step := range []struct {
+		wait time.Duration
+		sig  syscall.Signal
+	}{{min(eofWait, h.opts.Grace), syscall.SIGTERM}, {h.opts.Grace, syscall.SIGKILL}} {
+		select {
+		case <-h.exited:
+			reapGroup(h.cmd, h.opts.Grace)
+			h.hook(ProcessEvent{Type: "teardown", Command: h.spec.Command})
+			return nil
+		case <-time.After(step.wait):
+		}
+		if step.sig == syscall.SIGKILL {
+			break
+		}
+		hostSignalGroup(h.cmd, step.sig)
 	}
 	h.Kill()
 	return nil
@@ -449,32 +469,50 @@ func (h *Host) Notification(_ context.Context, method string, params json.RawMes
 		Update    json.RawMessage `json:"update"`
 	}
 	if err := json.Unmarshal(params, &n); err != nil {
-		h.log.Debug("acp host: a session/update that does not parse", "err", err)
+		h.protocolError(method, "", params, err)
 		return
 	}
 	if s := h.session(n.SessionID); s != nil {
 		s.state.observe(n.Update) // modes, options, commands (state.go)
 		s.update(n.Update)
+	} else {
+		h.log.Debug("acp host: an update for a session not open here", "session", n.SessionID)
 	}
 }
 
 // permission asks openheim's permission handler about the agent's call.
 func (h *Host) permission(ctx context.Context, params json.RawMessage) (any, error) {
 	var r acp.RequestPermissionRequest
-	if err := json.Unmarshal(params, &r); err != nil {
-		return nil, jsonrpc.NewError(jsonrpc.InvalidParams, err.Error())
+	if err := acp.DecodeLenient(params, &r); err != nil {
+		h.protocolError(acp.MethodRequestPermission, r.SessionID, params, err)
+		if !acp.Partial(err) || r.SessionID == "" || r.ToolCall.ToolCallID == "" {
+			return nil, jsonrpc.NewError(jsonrpc.InvalidParams, err.Error())
+		}
 	}
+	h.announce(r)
 	return h.decide(ctx, r), nil
 }
 
 // decide answers a permission request (the agent's, or one the host asks
 // itself before a terminal) and records it in the session's read model.
+// A request still open when the turn is cancelled is answered cancelled,
+// as ACP wants (the agent cannot end its turn before).
 func (h *Host) decide(ctx context.Context, r acp.RequestPermissionRequest) acp.RequestPermissionResponse {
-	resp := acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: acp.OutcomeCancelled}}
-	if h.opts.Permission != nil {
+	s := h.session(r.SessionID)
+	if s != nil {
+		var stop context.CancelFunc
+		ctx, stop = s.askContext(ctx)
+		defer stop()
+	}
+	cancelled := acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: acp.OutcomeCancelled}}
+	resp := cancelled
+	if h.opts.Permission != nil && ctx.Err() == nil {
 		resp = h.opts.Permission(ctx, r)
 	}
-	if s := h.session(r.SessionID); s != nil {
+	if ctx.Err() != nil {
+		resp = cancelled
+	}
+	if s != nil {
 		s.recordPermission(r, resp)
 	}
 	return resp

@@ -103,7 +103,14 @@ func TestHostSessions(t *testing.T) {
 		t.Errorf("events: %+v", evs)
 	}
 	snap, _ := h.Snapshot(id)
-	if len(snap.Thread) != 2 || len(snap.ToolCalls) != 1 {
+	// The garbage is reported, not dropped unseen: the malformed line, the
+	// non-object, the batch and the response to an unknown id.
+	if n := h.Stats().ProtocolErrors; n != 4 {
+		t.Errorf("%d protocol errors reported, want 4", n)
+	}
+	// The prompt is an entry of its own; the tool call splits the answer.
+	if len(snap.Thread) != 3 || snap.Thread[0].Kind != "user" || snap.Thread[0].Text != "hi" || snap.Thread[1].Text != "one " ||
+		snap.Thread[2].Text != "two" || len(snap.ToolCalls) != 1 {
 		t.Errorf("read model: %+v", snap)
 	}
 	// More sessions, so the list needs two pages (the fake pages by 2).

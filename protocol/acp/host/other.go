@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"github.com/openheim/openheim/protocol/jsonrpc"
 )
@@ -42,6 +43,8 @@ func (*terminals) release(context.Context, json.RawMessage) (any, error) { retur
 func (*terminals) releaseSession(string)                                 {}
 func (*terminals) closeAll()                                             {}
 func (*terminals) count() int                                            { return 0 }
+
+func reapGroup(*exec.Cmd, time.Duration) {}
 
 func hostSignalGroup(cmd *exec.Cmd, _ syscall.Signal) {
 	if cmd.Process != nil {

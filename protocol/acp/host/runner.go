@@ -341,6 +341,9 @@ func (r *Runner) run(ctx context.Context, h *Host, ext string, input []message.B
 		if u.CachedWriteTokens != nil {
 			end.Usage.CacheCreationTokens = *u.CachedWriteTokens
 		}
+		if u.ThoughtTokens != nil {
+			end.Usage.ThoughtTokens = *u.ThoughtTokens
+		}
 	}
 	if res.Err != nil {
 		if ctx.Err() != nil {

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/openheim/openheim/protocol/acp"
-	"github.com/openheim/openheim/runtime/event"
 )
 
 // SessionOptions are what a session on the external agent starts with.
@@ -30,33 +28,6 @@ const (
 	AppendSystemPromptMetaKey = "appendSystemPrompt"
 )
 
-// ThreadEntry is one message of a session's read model.
-type ThreadEntry struct {
-	Kind      string // user, agent, thought
-	Text      string
-	UpdatedAt time.Time
-}
-
-// ToolCallEntry is the latest state of one tool call.
-type ToolCallEntry struct {
-	ID, Title, Kind, Status string
-	RawInput, RawOutput     json.RawMessage
-	UpdatedAt               time.Time
-}
-
-// PermissionEntry is one permission request and its answer.
-type PermissionEntry struct {
-	ToolCallID, Title, Outcome, OptionID string
-}
-
-// SessionSnapshot is a session's bounded in-memory history.
-type SessionSnapshot struct {
-	ID          string
-	Thread      []ThreadEntry
-	ToolCalls   []ToolCallEntry
-	Permissions []PermissionEntry
-}
-
 // hostSession is the host's state of one session on the agent.
 type hostSession struct {
 	h  *Host
@@ -66,10 +37,13 @@ type hostSession struct {
 
 	mu          sync.Mutex
 	thread      []ThreadEntry
+	entries     int             // thread entries made, for their ids
 	tools       []ToolCallEntry // oldest first
+	diffs       []DiffSnapshot  // one per file, oldest first
 	permissions []PermissionEntry
 	turn        *hostTurn // the running prompt, nil between turns
-	split       bool      // a tool call came: the next text is a new entry
+	split       bool      // a tool call or a prompt came: the next text is a new entry
+	echo        bool      // the prompt is recorded: the agent's echo of it is not
 }
 
 func (h *Host) session(id string) *hostSession {
@@ -318,102 +292,23 @@ func (h *Host) forget(id string) {
 	h.mu.Unlock()
 }
 
-// Snapshot returns session id's read model.
-func (h *Host) Snapshot(id string) (SessionSnapshot, bool) {
-	s := h.session(id)
-	if s == nil {
-		return SessionSnapshot{}, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return SessionSnapshot{ID: id, Thread: append([]ThreadEntry(nil), s.thread...),
-		ToolCalls: append([]ToolCallEntry(nil), s.tools...), Permissions: append([]PermissionEntry(nil), s.permissions...)}, true
-}
-
 // update takes one session/update: into the read model, and to the
-// running turn as an event.
+// running turn as an event. It decodes leniently: a field that does not
+// decode is reported (protocol error) and the rest is used.
 func (s *hostSession) update(raw json.RawMessage) {
-	var u acp.SessionUpdate
-	if err := json.Unmarshal(raw, &u); err != nil {
-		s.h.log.Debug("acp host: an update that does not parse", "err", err)
-		return
+	u, err := acp.DecodeUpdate(raw)
+	if err != nil {
+		s.h.protocolError(acp.MethodSessionUpdate, s.id, raw, err)
+		if !acp.Partial(err) {
+			return
+		}
 	}
 	ev, ok := acp.EventFromUpdate(s.id, u)
 	s.mu.Lock()
-	s.remember(u, ev, ok)
+	ev = s.remember(ev, ok)
 	t := s.turn
 	s.mu.Unlock()
 	if ok && t != nil {
 		t.emit(ev)
-	}
-}
-
-// remember keeps the update in the bounded read model; mu is held.
-func (s *hostSession) remember(u acp.SessionUpdate, ev event.Event, ok bool) {
-	limits := s.h.opts.Limits
-	now := time.Now()
-	switch {
-	case !ok:
-	case ev.Kind == event.AgentMessageChunk || ev.Kind == event.AgentThoughtChunk || ev.Kind == event.UserMessageChunk:
-		kind := map[event.Kind]string{event.AgentMessageChunk: "agent", event.AgentThoughtChunk: "thought", event.UserMessageChunk: "user"}[ev.Kind]
-		text := ""
-		if ev.Content != nil {
-			text = ev.Content.Text
-		}
-		if n := len(s.thread); n > 0 && s.thread[n-1].Kind == kind && !s.split {
-			s.thread[n-1].Text += text
-			s.thread[n-1].UpdatedAt = now
-		} else {
-			s.thread = append(s.thread, ThreadEntry{Kind: kind, Text: text, UpdatedAt: now})
-		}
-		s.split = false
-		if max := limitOr(limits.MaxThreadEntries, DefaultMaxThreadEntries); len(s.thread) > max {
-			s.thread = append(s.thread[:0], s.thread[len(s.thread)-max:]...)
-		}
-	case ev.Tool != nil:
-		s.split = true
-		s.rememberTool(ev.Tool, now, limitOr(limits.MaxToolCallEntries, DefaultMaxToolCallEntries))
-	}
-}
-
-// rememberTool updates a tool call's entry; past the cap, finished calls
-// go first, then the oldest.
-func (s *hostSession) rememberTool(t *event.ToolCallInfo, now time.Time, max int) {
-	for i := range s.tools {
-		if s.tools[i].ID == t.ID {
-			e := &s.tools[i]
-			if t.Title != "" {
-				e.Title = t.Title
-			}
-			if t.Status != "" {
-				e.Status = t.Status
-			}
-			if t.RawOutput != nil {
-				e.RawOutput = t.RawOutput
-			}
-			e.UpdatedAt = now
-			return
-		}
-	}
-	s.tools = append(s.tools, ToolCallEntry{ID: t.ID, Title: t.Title, Kind: t.Kind, Status: t.Status, RawInput: t.RawInput, UpdatedAt: now})
-	for len(s.tools) > max {
-		drop := 0
-		for i, e := range s.tools {
-			if e.Status == event.StatusCompleted || e.Status == event.StatusFailed {
-				drop = i
-				break
-			}
-		}
-		s.tools = append(s.tools[:drop], s.tools[drop+1:]...)
-	}
-}
-
-func (s *hostSession) recordPermission(r acp.RequestPermissionRequest, resp acp.RequestPermissionResponse) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.permissions = append(s.permissions, PermissionEntry{ToolCallID: r.ToolCall.ToolCallID, Title: r.ToolCall.Title,
-		Outcome: resp.Outcome.Outcome, OptionID: resp.Outcome.OptionID})
-	if max := limitOr(s.h.opts.Limits.MaxPermissionEntries, DefaultMaxPermissionEntries); len(s.permissions) > max {
-		s.permissions = append(s.permissions[:0], s.permissions[len(s.permissions)-max:]...)
 	}
 }

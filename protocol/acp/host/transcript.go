@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
@@ -22,6 +23,8 @@ type transcript struct {
 	assistant message.Message
 	results   message.Message
 	open      map[string]bool // tool calls without a result yet
+	uses      map[string]int  // tool call id -> its tool_use block in assistant
+	done      map[string]bool // tool calls with their result
 }
 
 // commit stores messages and says so on the stream.
@@ -65,34 +68,49 @@ func (t *transcript) add(ev event.Event) {
 			b = message.Block{Type: typ, Thinking: text}
 		}
 		t.assistant.Content = append(t.assistant.Content, b)
-	case event.ToolCall:
-		if ev.Tool == nil || ev.Tool.ID == "" {
-			return
-		}
-		args := strings.TrimSpace(string(ev.Tool.RawInput))
-		if args == "" || !json.Valid([]byte(args)) {
-			args = "{}"
-		}
-		name := ev.Tool.Title
-		if name == "" {
-			name = ev.Tool.Kind
-		}
-		t.assistant.Content = append(t.assistant.Content, message.Block{Type: message.TypeToolUse, ID: ev.Tool.ID, Name: name, Arguments: args})
-		if t.open == nil {
-			t.open = map[string]bool{}
-		}
-		t.open[ev.Tool.ID] = true
-	case event.ToolCallUpdate:
-		if ev.Tool == nil || !t.open[ev.Tool.ID] {
-			return
-		}
-		if ev.Tool.Status != event.StatusCompleted && ev.Tool.Status != event.StatusFailed {
-			return
-		}
-		delete(t.open, ev.Tool.ID)
-		t.results.Content = append(t.results.Content, message.ToolResult(ev.Tool.ID, ev.Tool.Title,
-			outputText(ev.Tool.RawOutput), ev.Tool.Status == event.StatusFailed))
+	case event.ToolCall, event.ToolCallUpdate:
+		t.tool(ev.Tool)
 	}
+}
+
+// tool folds a tool call's event in: the first one opens its tool_use
+// (after the results of a step whose calls are all done, a new step), any
+// later one with arguments replaces them (Claude sends the real input
+// only in an update), and the final one stores its result: the rawOutput,
+// else the text of its content (Codex reports a failed command so).
+func (t *transcript) tool(c *event.ToolCallInfo) {
+	if c == nil || c.ID == "" || t.done[c.ID] {
+		return
+	}
+	if t.open == nil {
+		t.open, t.uses, t.done = map[string]bool{}, map[string]int{}, map[string]bool{}
+	}
+	if !t.open[c.ID] {
+		if len(t.results.Content) > 0 && len(t.open) == 0 {
+			t.flush(false)
+		}
+		name := c.Title
+		if name == "" {
+			name = c.Kind
+		}
+		t.uses[c.ID] = len(t.assistant.Content)
+		t.assistant.Content = append(t.assistant.Content, message.Block{Type: message.TypeToolUse, ID: c.ID, Name: name, Arguments: "{}"})
+		t.open[c.ID] = true
+	}
+	use := &t.assistant.Content[t.uses[c.ID]]
+	if args := strings.TrimSpace(string(c.RawInput)); args != "" && json.Valid([]byte(args)) {
+		use.Arguments = args
+	}
+	if c.Status != event.StatusCompleted && c.Status != event.StatusFailed {
+		return
+	}
+	delete(t.open, c.ID)
+	t.done[c.ID] = true
+	out := outputText(c.RawOutput)
+	if len(c.RawOutput) == 0 {
+		out = acp.ContentText(c.Content)
+	}
+	t.results.Content = append(t.results.Content, message.ToolResult(c.ID, use.Name, out, c.Status == event.StatusFailed))
 }
 
 // flush stores the step built so far; at the end of the turn (final),
@@ -116,6 +134,7 @@ func (t *transcript) flush(final bool) error {
 		msgs = append(msgs, t.results)
 	}
 	t.assistant, t.results = message.Message{}, message.Message{}
+	clear(t.uses)
 	if len(msgs) == 0 {
 		return nil
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,6 +47,10 @@ type hostTurn struct {
 	queue  *event.Queue
 	output strings.Builder
 	mu     sync.Mutex
+	// asks is done once the turn is cancelled: the permission requests
+	// still open are then answered cancelled.
+	asks       context.Context
+	cancelAsks context.CancelFunc
 }
 
 func (t *hostTurn) emit(ev event.Event) {
@@ -70,6 +75,7 @@ func (h *Host) Prompt(ctx context.Context, id string, prompt []acp.ContentBlock)
 	events := make(chan event.Event, 64)
 	done := make(chan TurnResult, 1)
 	t := &hostTurn{id: fmt.Sprintf("turn-%d", turnSeq.Add(1)), s: s}
+	t.asks, t.cancelAsks = context.WithCancel(context.Background())
 	var drops atomic.Int64
 	t.queue = event.NewQueue(event.SinkFunc(func(ev event.Event) {
 		if ev.Kind == event.Dropped {
@@ -84,6 +90,7 @@ func (h *Host) Prompt(ctx context.Context, id string, prompt []acp.ContentBlock)
 		return nil, fmt.Errorf("acp agent %s: session %s already runs a turn", h.spec.Name, id)
 	}
 	s.turn = t
+	s.recordPrompt(t.id, prompt)
 	s.mu.Unlock()
 	start := time.Now()
 	h.hook(TurnEvent{Type: "started", SessionID: id, TurnID: t.id})
@@ -93,11 +100,16 @@ func (h *Host) Prompt(ctx context.Context, id string, prompt []acp.ContentBlock)
 		// The call itself is not tied to ctx: after session/cancel the
 		// agent still answers (stopReason cancelled), and that answer
 		// ends the turn.
-		err := h.call(context.Background(), acp.MethodSessionPrompt, acp.PromptRequest{SessionID: id, Prompt: prompt}, &resp)
+		err := h.promptCall(id, prompt, &resp)
 		stop()
+		t.cancelAsks()
 		s.mu.Lock()
 		s.turn = nil
+		refused := s.endRefused(t.id)
 		s.mu.Unlock()
+		for _, ev := range refused {
+			t.emit(ev)
+		}
 		h.terms.releaseSession(id) // a turn's terminals end with it
 		t.queue.Close()
 		close(events)
@@ -118,8 +130,54 @@ func (h *Host) Prompt(ctx context.Context, id string, prompt []acp.ContentBlock)
 	return &TurnHandle{TurnID: t.id, Events: events, Completion: done}, nil
 }
 
-// Cancel asks the agent to stop session id's running turn.
+// promptCall sends session/prompt and decodes the answer leniently (an
+// odd usage must not cost the stop reason).
+func (h *Host) promptCall(id string, prompt []acp.ContentBlock, resp *acp.PromptResponse) error {
+	var raw json.RawMessage
+	if err := h.call(context.Background(), acp.MethodSessionPrompt, acp.PromptRequest{SessionID: id, Prompt: prompt}, &raw); err != nil {
+		return err
+	}
+	if err := acp.DecodeLenient(raw, resp); err != nil {
+		h.protocolError(acp.MethodSessionPrompt+" result", id, raw, err)
+		if !acp.Partial(err) {
+			return fmt.Errorf("acp agent %s: session/prompt answered %s: %w", h.spec.Name, abbreviate(raw), err)
+		}
+	}
+	return nil
+}
+
+// abbreviate cuts a raw message for an error.
+func abbreviate(raw json.RawMessage) string {
+	if len(raw) > 200 {
+		return string(raw[:200]) + "…"
+	}
+	return string(raw)
+}
+
+// askContext is ctx, also done once the session's running turn is
+// cancelled (ctx itself when no turn runs).
+func (s *hostSession) askContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	s.mu.Lock()
+	t := s.turn
+	s.mu.Unlock()
+	if t == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(t.asks, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// Cancel asks the agent to stop session id's running turn; the
+// permission requests of the turn still open are answered cancelled.
 func (h *Host) Cancel(id string) {
+	if s := h.session(id); s != nil {
+		s.mu.Lock()
+		if s.turn != nil {
+			s.turn.cancelAsks()
+		}
+		s.mu.Unlock()
+	}
 	if err := h.peer.Notify(acp.MethodSessionCancel, acp.CancelNotification{SessionID: id}); err != nil {
 		h.log.Debug("acp host: session/cancel not sent", "err", err)
 	}
