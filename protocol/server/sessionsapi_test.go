@@ -80,7 +80,7 @@ func TestSessionsAPISharesTurnsWithWS(t *testing.T) {
 	c.agentCall(2, "session/prompt", prompt(id, "hello over ws"))
 	waitFor(t, func() bool {
 		return stream.has("session.input.consumed", "hello over ws") && stream.has("response.output_text.delta", "from ws") &&
-			stream.has("response.completed", "resp_0")
+			stream.has("response.completed", "resp_"+strings.ReplaceAll(id, "-", "")+"_0")
 	})
 
 	f.llm.Enqueue(llmtest.Reply{Text: []string{"from sse ", "and more"}, Hang: true})

@@ -3,7 +3,6 @@ package sessionsapi
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
@@ -28,7 +27,7 @@ func (a *API) compact(t *tracker) error {
 	})
 	var busy *session.BusyError
 	if errors.As(err, &busy) {
-		return &apiError{http.StatusConflict, "a turn is running: wait for it or interrupt it, then compact"}
+		return conflict("a turn is running: wait for it or interrupt it, then compact")
 	}
 	return err
 }

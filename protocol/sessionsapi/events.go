@@ -240,7 +240,7 @@ func (a *API) handleResolve(w http.ResponseWriter, r *http.Request) {
 	switch req.Action {
 	case "accept", "decline", "cancel":
 	default:
-		writeError(w, &apiError{http.StatusUnprocessableEntity, `action must be "accept", "decline" or "cancel"`})
+		writeError(w, invalid(`action must be "accept", "decline" or "cancel"`))
 		return
 	}
 	t := a.sessions.lookup(id)

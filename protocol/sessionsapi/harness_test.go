@@ -249,3 +249,23 @@ func at(m map[string]any, path ...string) any {
 	}
 	return v
 }
+
+// id is the full id of an item or response of session conv, written short
+// in tests: id(conv, "fc_1_0") is "fc_<conv's uuid hex>_1_0".
+func id(conv, short string) string {
+	kind, pos, _ := strings.Cut(short, "_")
+	return kind + "_" + string(idsOf(strings.TrimPrefix(conv, "conv_"))) + "_" + pos
+}
+
+// errMsg is the message of an error answer ({"error": {"code", "message"}});
+// "" when the body is not one.
+func errMsg(body map[string]any) string {
+	msg, _ := at(body, "error", "message").(string)
+	return msg
+}
+
+// errCode is the code of an error answer.
+func errCode(body map[string]any) string {
+	code, _ := at(body, "error", "code").(string)
+	return code
+}

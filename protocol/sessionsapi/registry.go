@@ -3,6 +3,7 @@ package sessionsapi
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func (r *sessionRegistry) tracker(id string) (*tracker, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, &apiError{503, "the server is shutting down"}
+		return nil, &apiError{status: http.StatusServiceUnavailable, msg: "the server is shutting down"}
 	}
 	if t := r.trackers[id]; t != nil {
 		return t, nil

@@ -92,7 +92,7 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 	}
 	r.Model = a.nextModel(s, ag, meta)
 	if withItems {
-		items := itemsOf(msgs, ag.Name)
+		items := itemsOf(id, msgs, ag.Name)
 		if items == nil {
 			items = []Item{}
 		}
@@ -160,7 +160,7 @@ func (a *API) writeItems(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, err)
 		return
 	}
-	items := itemsOf(conv.Messages, a.agentName(id))
+	items := itemsOf(id, conv.Messages, a.agentName(id))
 	page, err := paginate(items, func(it Item) string { return it.ID }, p)
 	if err != nil {
 		writeError(w, err)

@@ -110,7 +110,7 @@ func (a *API) bundleForm(r *http.Request) (meta, bundle []byte, err error) {
 		switch {
 		case err == io.EOF:
 			if bundle == nil {
-				return nil, nil, &apiError{http.StatusUnprocessableEntity, "missing bundle part"}
+				return nil, nil, invalid("missing bundle part")
 			}
 			return meta, bundle, nil
 		case errors.As(err, &tooBig):
@@ -351,7 +351,7 @@ func (a *API) handleFork(w http.ResponseWriter, r *http.Request) {
 	}
 	upTo := -1
 	if req.UpToResponseID != nil && *req.UpToResponseID != "" {
-		end, ok := responseEnd(conv.Messages, *req.UpToResponseID)
+		end, ok := responseEnd(id, conv.Messages, *req.UpToResponseID)
 		if !ok {
 			writeError(w, badRequest("up_to_response_id %q names no response of this session", *req.UpToResponseID))
 			return

@@ -54,11 +54,11 @@ func TestSessionTurnStream(t *testing.T) {
 		t.Fatalf("events:\n got %s\nwant %s", got, want)
 	}
 	consumed := s.waitName("session.input.consumed", 1)
-	if at(consumed.Data, "data", "queued_item_id") != acc["queued_item_id"] || at(consumed.Data, "data", "item", "id") != "msg_0" {
+	if at(consumed.Data, "data", "queued_item_id") != acc["queued_item_id"] || at(consumed.Data, "data", "item", "id") != id(conv, "msg_0") {
 		t.Errorf("input consumed: %v", consumed.Data)
 	}
 	done := s.waitName("response.completed", 1)
-	if at(done.Data, "response", "id") != "resp_0" || at(done.Data, "response", "usage", "output_tokens") != 2.0 {
+	if at(done.Data, "response", "id") != id(conv, "resp_0") || at(done.Data, "response", "usage", "output_tokens") != 2.0 {
 		t.Errorf("completed: %v", done.Data)
 	}
 	// Every item the stream finished is in the snapshot, under the same id.
@@ -85,13 +85,13 @@ func TestSessionTurnStream(t *testing.T) {
 			t.Errorf("item %v differs:\nstream   %s\nsnapshot %s", item["id"], a, b)
 		}
 	}
-	for _, id := range []string{"msg_0", "rs_1", "fc_1_0", "fco_1_0", "msg_3"} {
-		if byID[id] == nil {
-			t.Errorf("snapshot lacks %s: %v", id, after["items"])
+	for _, short := range []string{"msg_0", "rs_1", "fc_1_0", "fco_1_0", "msg_3"} {
+		if byID[id(conv, short)] == nil {
+			t.Errorf("snapshot lacks %s: %v", short, after["items"])
 		}
 	}
-	if byID["fc_1_0"]["call_id"] != "call_1" || byID["fco_1_0"]["call_id"] != "call_1" || byID["msg_3"]["response_id"] != "resp_0" {
-		t.Errorf("tool items: %v %v", byID["fc_1_0"], byID["fco_1_0"])
+	if byID[id(conv, "fc_1_0")]["call_id"] != "call_1" || byID[id(conv, "fco_1_0")]["call_id"] != "call_1" || byID[id(conv, "msg_3")]["response_id"] != id(conv, "resp_0") {
+		t.Errorf("tool items: %v %v", byID[id(conv, "fc_1_0")], byID[id(conv, "fco_1_0")])
 	}
 }
 
@@ -149,11 +149,11 @@ func TestReconnectAndInterrupt(t *testing.T) {
 			t.Errorf("item %v was neither in the snapshot nor on the stream", m["id"])
 		}
 	}
-	if strings.Join(ids, ",") != "msg_0,msg_1" || final["status"] != "idle" {
+	if strings.Join(ids, ",") != id(conv, "msg_0")+","+id(conv, "msg_1") || final["status"] != "idle" {
 		t.Errorf("final: %v %v", ids, final["status"])
 	}
 	done := first.waitFor("the answer's done item", func(e sseEvent) bool {
-		return e.Name == "response.output_item.done" && at(e.Data, "item", "id") == "msg_1"
+		return e.Name == "response.output_item.done" && at(e.Data, "item", "id") == id(conv, "msg_1")
 	})
 	if at(done.Data, "item", "content") == nil || !strings.Contains(string(mustJSON(done.Data)), "partial answer") {
 		t.Errorf("the interrupted answer's text: %v", done.Data)
@@ -207,7 +207,7 @@ func TestEventErrors(t *testing.T) {
 		{map[string]any{"type": "message", "data": map[string]any{"content": "hi"}, "extra": 1}, 400, "unknown field"},
 	} {
 		var out map[string]any
-		if code := f.do("POST", "/v1/sessions/"+conv+"/events", c.body, &out); code != c.code || !strings.Contains(out["error"].(string), c.want) {
+		if code := f.do("POST", "/v1/sessions/"+conv+"/events", c.body, &out); code != c.code || !strings.Contains(errMsg(out), c.want) {
 			t.Errorf("%v: %d %v, want %d %q", c.body, code, out, c.code, c.want)
 		}
 	}
@@ -224,7 +224,7 @@ func TestCreatePatchForkDelete(t *testing.T) {
 	f.llm.Enqueue(llmtest.Reply{Text: []string{"one"}}, llmtest.Reply{Text: []string{"two"}})
 	os.MkdirAll(filepath.Join(f.work, "sub"), 0o755)
 	var bad map[string]any
-	if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": "../.."}, &bad); code != 400 || !strings.Contains(bad["error"].(string), "outside the work directory") {
+	if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": "../.."}, &bad); code != 400 || !strings.Contains(errMsg(bad), "outside the work directory") {
 		t.Errorf("workspace outside: %d %v", code, bad)
 	}
 	if code := f.do("POST", "/v1/sessions", map[string]any{"host_id": "h1"}, &bad); code != 400 {
@@ -255,7 +255,7 @@ func TestCreatePatchForkDelete(t *testing.T) {
 		var out map[string]any
 		var v any
 		json.Unmarshal([]byte(body), &v)
-		if code := f.do("PATCH", "/v1/sessions/"+conv, v, &out); code != 400 || !strings.Contains(out["error"].(string), want) {
+		if code := f.do("PATCH", "/v1/sessions/"+conv, v, &out); code != 400 || !strings.Contains(errMsg(out), want) {
 			t.Errorf("%s: %d %v", body, code, out)
 		}
 	}
@@ -265,11 +265,11 @@ func TestCreatePatchForkDelete(t *testing.T) {
 	}
 	// Items: hi(0) hello(1) count(2) one(3) again(4) two(5); resp_2 ends at 4.
 	var fork map[string]any
-	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": "resp_2"}, &fork); code != 201 ||
+	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": id(conv, "resp_2")}, &fork); code != 201 ||
 		fork["status"] != "idle" || fork["title"] != "Fork of renamed" || len(fork["items"].([]any)) != 4 || at(fork, "labels", "k") != "v" {
 		t.Fatalf("fork: %d %v", code, fork)
 	}
-	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": "resp_9"}, &bad); code != 400 {
+	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": id(conv, "resp_9")}, &bad); code != 400 {
 		t.Errorf("fork at an unknown response: %d", code)
 	}
 	var orig map[string]any

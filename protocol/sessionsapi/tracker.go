@@ -56,7 +56,7 @@ type turnState struct {
 
 func newTracker(api *API, id string) (*tracker, error) {
 	t := &tracker{api: api, id: id, conv: convID(id), subs: map[*streamSub]struct{}{}}
-	t.items = newItemConverter(api.agentName(id))
+	t.items = newItemConverter(id, api.agentName(id))
 	t.waiting.init()
 	// Subscribe first, then read the store: a message stored in between
 	// shows up in both, and Committed's index settles which is newer.
@@ -120,9 +120,9 @@ func (t *tracker) Emit(ev event.Event) {
 			t.committed(p, m)
 		}
 	case event.AgentThoughtChunk:
-		t.delta(reasoningID(t.next), "reasoning", "response.reasoning_text.delta", ev)
+		t.delta(t.items.ids.reasoning(t.next), "reasoning", "response.reasoning_text.delta", ev)
 	case event.AgentMessageChunk:
-		t.delta(messageID(t.next), "message", "response.output_text.delta", ev)
+		t.delta(t.items.ids.message(t.next), "message", "response.output_text.delta", ev)
 	case event.UsageUpdate:
 		t.turn.usage = ev.Usage
 	case event.Dropped:
@@ -137,7 +137,7 @@ func (t *tracker) committed(p int, m message.Message) {
 	opening := opens(m, t.items.prevRole)
 	items := t.items.add(p, m)
 	if opening {
-		t.turn.resp = responseID(p)
+		t.turn.resp = t.items.ids.response(p)
 	}
 	switch {
 	case m.Role == message.RoleUser && m.Compaction:
@@ -214,7 +214,7 @@ func (t *tracker) ended(end *event.End) {
 		end = &event.End{}
 	}
 	if t.turn.resp == "" {
-		t.turn.resp = responseID(t.next) // the turn died before storing its input
+		t.turn.resp = t.items.ids.response(t.next) // the turn died before storing its input
 	}
 	switch {
 	case end.StopReason == event.StopCancelled:
