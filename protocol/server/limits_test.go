@@ -172,7 +172,9 @@ func TestSlowJSONBodyIsCutAtTheReadTimeout(t *testing.T) {
 // seed 000's {"error": "..."} elsewhere; ok is false for any other shape.
 func errorText(path string, body []byte) (msg string, ok bool) {
 	if strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/api/agents") {
-		var e struct{ Error struct{ Code, Message string } }
+		var e struct {
+			Error struct{ Code, Message string }
+		}
 		if json.Unmarshal(body, &e) != nil || e.Error.Code == "" {
 			return "", false
 		}

@@ -49,7 +49,7 @@ work_dir = "`+work+`"
 api_base = "`+llm.URL()+`"
 default_model = "m1"
 models = ["m1", "m2"]
-`+extraConfig), 0o600)
+`+strings.ReplaceAll(extraConfig, `"LLM"`, `"`+llm.URL()+`"`)), 0o600)
 	cfg, err := config.LoadWith(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -268,4 +268,16 @@ func errMsg(body map[string]any) string {
 func errCode(body map[string]any) string {
 	code, _ := at(body, "error", "code").(string)
 	return code
+}
+
+// waitUntil waits (up to 10 s) for cond.
+func waitUntil(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/llm/responses"
 	"github.com/openheim/openheim/runtime/message"
 )
 
@@ -24,7 +25,10 @@ type Item struct {
 	Arguments  *string `json:"arguments,omitempty"`
 	CallID     string  `json:"call_id,omitempty"`
 	Output     *string `json:"output,omitempty"`
-	Summary    *string `json:"summary,omitempty"` // compaction
+	// Summary is a compaction's summary (a string), or a reasoning item's
+	// summary parts (summary_text) when the provider shows only a summary
+	// of the model's reasoning.
+	Summary any `json:"summary,omitempty"`
 }
 
 // Part is one content part of a message or reasoning item.
@@ -87,6 +91,7 @@ type itemConverter struct {
 	model    string // the agent's name, on model-produced items
 	resp     string
 	prevRole message.Role
+	last     message.Message   // the last message added
 	calls    map[string][2]int // tool call id -> (message, ordinal)
 }
 
@@ -115,7 +120,7 @@ func (c *itemConverter) add(i int, m message.Message) []Item {
 	if opens(m, c.prevRole) {
 		c.resp = c.ids.response(i)
 	}
-	c.prevRole = m.Role
+	c.prevRole, c.last = m.Role, m
 	switch m.Role {
 	case message.RoleUser:
 		return c.user(i, m)
@@ -129,7 +134,7 @@ func (c *itemConverter) add(i int, m message.Message) []Item {
 
 func (c *itemConverter) user(i int, m message.Message) []Item {
 	if s, ok := compactionSummary(m); ok {
-		return []Item{{ID: c.ids.compaction(i), ResponseID: c.resp, Type: "compaction", Status: "completed", Summary: &s}}
+		return []Item{{ID: c.ids.compaction(i), ResponseID: c.resp, Type: "compaction", Status: "completed", Summary: s}}
 	}
 	it := Item{ID: c.ids.message(i), ResponseID: c.resp, Type: "message", Role: "user", Status: "completed"}
 	for _, b := range m.Content {
@@ -146,17 +151,24 @@ func (c *itemConverter) user(i int, m message.Message) []Item {
 func (c *itemConverter) assistant(i int, m message.Message) []Item {
 	var out []Item
 	var thinking, text strings.Builder
+	summary := false
 	for _, b := range m.Content {
 		switch b.Type {
 		case message.TypeThinking:
 			thinking.WriteString(b.Thinking)
+			// The Responses wire's thinking is a summary of the reasoning.
+			summary = summary || b.Origin == responses.Origin
 		case message.TypeText:
 			text.WriteString(b.Text)
 		}
 	}
 	if thinking.Len() > 0 {
-		out = append(out, Item{ID: c.ids.reasoning(i), ResponseID: c.resp, Model: c.model, Type: "reasoning", Status: "completed",
-			Content: []Part{{Type: "reasoning_text", Text: thinking.String()}}})
+		it := Item{ID: c.ids.reasoning(i), ResponseID: c.resp, Model: c.model, Type: "reasoning", Status: "completed",
+			Content: []Part{{Type: "reasoning_text", Text: thinking.String()}}}
+		if summary {
+			it.Content, it.Summary = nil, []Part{{Type: "summary_text", Text: thinking.String()}}
+		}
+		out = append(out, it)
 	}
 	if text.Len() > 0 {
 		out = append(out, Item{ID: c.ids.message(i), ResponseID: c.resp, Model: c.model, Type: "message", Role: "assistant",

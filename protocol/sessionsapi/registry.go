@@ -23,6 +23,10 @@ type settings struct {
 	ModelOverride *string           `json:"model_override"`
 	Archived      bool              `json:"archived"`
 	ClientTools   []ClientTool      `json:"client_tools,omitempty"`
+	// Failed is why the session failed (seed 003's failed state: a turn
+	// ended in an error); "" while it has not. A failed session takes no
+	// more events; a fork of it starts idle.
+	Failed string `json:"failed,omitempty"`
 }
 
 // sessionRegistry holds the trackers of the sessions the API is watching

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/bundle"
 	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
@@ -89,6 +90,8 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 		r.Status = t.status()
 	} else if a.opts.Hub.IsRunning(id) {
 		r.Status = statusRunning
+	} else if s.Failed != "" {
+		r.Status = statusFailed
 	}
 	r.Model = a.nextModel(s, ag, meta)
 	if withItems {
@@ -300,12 +303,16 @@ func (a *API) deleteSession(conv string) error {
 		t.interrupt()
 	}
 	<-a.opts.Hub.Cancel(id)
+	set, _ := a.sessions.settings(id)
 	if err := a.opts.Catalog.Store.Trash(id); err != nil {
 		return err
 	}
 	a.opts.Catalog.MarkDirty(id)
 	a.sessions.forget(id)
 	a.sessions.remove(id)
+	if ag, err := a.agents.get(set.AgentID); err == nil && ag.Kind == bundle.KindSession {
+		a.dropAgent(ag.ID) // it belonged to the session
+	}
 	if err := a.files.RemoveAll(id); err != nil {
 		a.log.Warn("sessions api: removing a deleted session's files", "session", id, "err", err)
 	}

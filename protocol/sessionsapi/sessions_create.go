@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/openheim/openheim/runtime/bundle"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
@@ -49,7 +51,7 @@ func (a *API) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	}
 	var req createRequest
 	if err := decodeJSON(r, &req); err != nil {
-		writeError(w, err)
+		writeError(w, unprocessable(err))
 		return
 	}
 	if err := unsupported(map[string]json.RawMessage{"host_id": req.HostID, "host_type": req.HostType, "git": req.Git,
@@ -65,30 +67,22 @@ func (a *API) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	a.writeSnapshot(w, http.StatusCreated, id)
 }
 
+// bundleMetadata is the metadata part of a multipart create: seed 003's
+// SessionCreateMetadata, no other field.
+type bundleMetadata struct {
+	Title              *string           `json:"title"`
+	Labels             map[string]string `json:"labels"`
+	Workspace          *string           `json:"workspace"`
+	ReasoningEffort    json.RawMessage   `json:"reasoning_effort"`
+	TerminalLaunchArgs json.RawMessage   `json:"terminal_launch_args"`
+}
+
 // createFromBundle is seed 003's multipart create: a metadata part (JSON)
-// and an agent bundle, uploaded as a new agent the session is bound to.
+// and an agent bundle, uploaded as a session-scoped agent the session is
+// bound to. It is one transaction: everything is checked before anything
+// is stored, and a session that cannot be stored takes its agent with it.
 func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
-	meta, bundle, err := a.bundleForm(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var req createRequest
-	if len(meta) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(meta))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			writeError(w, badRequest("metadata: %v", err))
-			return
-		}
-	}
-	ag, err := a.agents.create(bundle)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	req.AgentID = ag.ID
-	id, err := a.createSession(req)
+	id, err := a.createBundled(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -96,9 +90,51 @@ func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"session_id": convID(id)})
 }
 
+func (a *API) createBundled(r *http.Request) (string, error) {
+	meta, data, err := a.bundleForm(r)
+	if err != nil {
+		return "", err
+	}
+	var md bundleMetadata
+	dec := json.NewDecoder(bytes.NewReader(meta))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&md); err != nil {
+		return "", badRequest("metadata: %v (its fields: title, labels, workspace, reasoning_effort, terminal_launch_args)", err)
+	}
+	if err := unsupported(map[string]json.RawMessage{"reasoning_effort": md.ReasoningEffort,
+		"terminal_launch_args": md.TerminalLaunchArgs}); err != nil {
+		return "", err
+	}
+	ag, err := a.agents.check(data, bundle.KindSession)
+	if err != nil {
+		return "", err
+	}
+	plan, err := a.planSession(createRequest{Title: md.Title, Labels: md.Labels, Workspace: md.Workspace}, ag)
+	if err != nil {
+		return "", err
+	}
+	if err := a.agents.put(ag, data); err != nil {
+		return "", err
+	}
+	if err := a.commitSession(plan); err != nil {
+		a.dropAgent(ag.ID)
+		return "", err
+	}
+	return plan.meta.ID, nil
+}
+
+// dropAgent removes a session-scoped agent whose session could not be
+// made (or is gone).
+func (a *API) dropAgent(id string) {
+	if err := a.agents.bundles.Remove(id); err != nil {
+		a.log.Warn("sessions api: removing a session-scoped agent", "agent", id, "err", err)
+	}
+}
+
 // bundleForm reads the parts of a multipart create as they stream, each
 // only up to its own limit: metadata (JSON) jsonBody bytes, the bundle the
-// bundle limit. Other parts are skipped.
+// bundle limit. Both are required (422 when one is missing); other parts
+// are skipped.
 func (a *API) bundleForm(r *http.Request) (meta, bundle []byte, err error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -109,6 +145,9 @@ func (a *API) bundleForm(r *http.Request) (meta, bundle []byte, err error) {
 		var tooBig *http.MaxBytesError
 		switch {
 		case err == io.EOF:
+			if meta == nil {
+				return nil, nil, invalid("missing metadata part (a JSON object: title, labels, workspace)")
+			}
 			if bundle == nil {
 				return nil, nil, invalid("missing bundle part")
 			}
@@ -136,9 +175,10 @@ func (a *API) bundleForm(r *http.Request) (meta, bundle []byte, err error) {
 	}
 }
 
-// createSession stores a new session bound to the request's agent, seeds
-// its history with initial_items, and starts a turn when the last of them
-// is a user message.
+// createSession makes a session from a JSON create: bound to the
+// request's agent (a session-scoped one is cloned: it belongs to its own
+// session), its history seeded with initial_items, a turn started when
+// the last of them is a user message. A body the checks refuse is a 422.
 func (a *API) createSession(req createRequest) (string, error) {
 	agentID := req.AgentID
 	if agentID == "" {
@@ -148,20 +188,50 @@ func (a *API) createSession(req createRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	plan, err := a.planSession(req, ag)
+	if err != nil {
+		return "", unprocessable(err)
+	}
+	if ag.Kind == bundle.KindSession {
+		clone, err := a.agents.clone(ag.ID)
+		if err != nil {
+			return "", err
+		}
+		plan.set.AgentID = clone.ID
+		if err := a.commitSession(plan); err != nil {
+			a.dropAgent(clone.ID)
+			return "", err
+		}
+		return plan.meta.ID, nil
+	}
+	return plan.meta.ID, a.commitSession(plan)
+}
+
+// newSession is a create checked whole: nothing of it is stored yet.
+type newSession struct {
+	meta  session.Meta
+	set   settings
+	seed  []message.Message // initial_items stored as they are
+	first *queuedInput      // the last one, a user message: the first turn's input
+}
+
+// planSession checks a create against agent ag, the config and the work
+// directory, and builds the session without storing anything.
+func (a *API) planSession(req createRequest, ag Agent) (*newSession, error) {
 	cwd, err := a.workspace(req.Workspace)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	s := settings{AgentID: agentID, Labels: req.Labels, ClientTools: req.ClientTools}
+	s := settings{AgentID: ag.ID, Labels: req.Labels, ClientTools: req.ClientTools}
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}
 	if err := a.checkClientTools(req.ClientTools); err != nil {
-		return "", err
+		return nil, err
 	}
 	if req.ModelOverride != nil && *req.ModelOverride != "" {
 		if _, err := a.resolve("", *req.ModelOverride); err != nil {
-			return "", badRequest("model_override: %v", err)
+			return nil, badRequest("model_override: %v", err)
 		}
 		s.ModelOverride = req.ModelOverride
 	}
@@ -173,51 +243,74 @@ func (a *API) createSession(req createRequest) (string, error) {
 	if provider, model, err := a.modelFor(s, ag); err == nil && model != "" {
 		meta.Provider, meta.Model = session.Str(provider), session.Str(model)
 	} else if err != nil {
-		return "", badRequest("%v", err)
+		return nil, badRequest("%v", err)
 	}
 	meta.Skills = ag.Skills
 	if ag.Source == "default" {
 		meta.Skills = a.opts.Engine.Config.DefaultSkills
 	}
 	if _, err := skills.Load(a.opts.Engine.Config.SkillsDir(), meta.Skills); err != nil {
-		return "", badRequest("agent %s: %v", ag.Name, err)
+		return nil, badRequest("agent %s: %v", ag.Name, err)
 	}
 	meta.Skills = append([]string{}, meta.Skills...)
-	var seed []message.Message
-	var first *queuedInput
+	p := &newSession{meta: meta, set: s}
 	for i, it := range req.InitialItems {
 		m, err := a.inputMessage(meta.ID, it, true)
 		if err != nil {
-			return "", badRequest("initial_items[%d]: %v", i, err)
+			return nil, badRequest("initial_items[%d]: %v", i, err)
 		}
 		if i == len(req.InitialItems)-1 && m.Role == message.RoleUser {
-			first = &queuedInput{msg: m}
+			p.first = &queuedInput{msg: m}
 			break
 		}
-		seed = append(seed, m)
+		p.seed = append(p.seed, m)
 	}
-	if err := a.opts.Store.Create(meta); err != nil {
-		return "", err
-	}
-	if len(seed) > 0 {
-		if err := a.opts.Store.Append(meta.ID, seed...); err != nil {
-			return "", err
-		}
-	}
-	if err := a.sessions.save(meta.ID, s); err != nil {
-		return "", err
-	}
-	if first != nil {
-		err := a.sessions.withTracker(meta.ID, func(t *tracker) error {
-			_, err := t.post(first.msg.Content)
-			return err
-		})
-		if err != nil {
-			return "", err
-		}
-	}
-	return meta.ID, nil
+	return p, nil
 }
+
+// commitSession stores a planned session and starts its first turn; a
+// session that cannot be stored whole is removed again. The answer waits
+// (a little) for the first turn to store its input, so the snapshot shows
+// every initial item.
+func (a *API) commitSession(p *newSession) error {
+	id := p.meta.ID
+	err := a.opts.Store.Create(p.meta)
+	if err != nil {
+		return err
+	}
+	if len(p.seed) > 0 {
+		err = a.opts.Store.Append(id, p.seed...)
+	}
+	if err == nil {
+		err = a.sessions.save(id, p.set)
+	}
+	if err != nil {
+		a.sessions.remove(id)
+		if perr := a.opts.Store.Purge(id); perr != nil {
+			a.log.Warn("sessions api: removing a session that could not be made", "session", id, "err", perr)
+		}
+		return err
+	}
+	if p.first == nil {
+		return nil
+	}
+	var qid string
+	var tr *tracker
+	err = a.sessions.withTracker(id, func(t *tracker) (err error) {
+		qid, err = t.post(p.first.msg.Content)
+		tr = t
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	tr.awaitStored(qid, initialWait)
+	return nil
+}
+
+// initialWait bounds how long a create waits for its first turn to store
+// the last initial item (the turn waits for MCP servers still connecting).
+const initialWait = 10 * time.Second
 
 // checkClientTools refuses client tools that clash with each other or
 // with a tool of the runtime.
@@ -344,44 +437,75 @@ func (a *API) handleFork(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	conv, err := a.opts.Store.Load(id)
+	forked, err := a.fork(id, req)
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	a.writeSnapshot(w, http.StatusCreated, forked)
+}
+
+// fork copies session id (up to a response) into a new idle session with
+// a clone of its agent (seed 003: a new agent id, the same bundle and
+// config, so the fork can be reconfigured on its own); the built-in agent
+// and the profiles are read-only and shared. A source whose agent is gone
+// is a 404.
+func (a *API) fork(id string, req forkRequest) (string, error) {
+	conv, err := a.opts.Store.Load(id)
+	if err != nil {
+		return "", err
 	}
 	upTo := -1
 	if req.UpToResponseID != nil && *req.UpToResponseID != "" {
 		end, ok := responseEnd(id, conv.Messages, *req.UpToResponseID)
 		if !ok {
-			writeError(w, badRequest("up_to_response_id %q names no response of this session", *req.UpToResponseID))
-			return
+			return "", badRequest("up_to_response_id %q names no response of this session", *req.UpToResponseID)
 		}
 		upTo = end
 	}
+	s, err := a.sessions.settings(id)
+	if err != nil {
+		return "", err
+	}
+	ag, err := a.agents.get(s.AgentID)
+	if err != nil {
+		return "", notFound("the agent %s of session %s is gone: the session cannot be forked", s.AgentID, convID(id))
+	}
+	if ag.Source == "bundle" {
+		clone, err := a.agents.clone(ag.ID)
+		if err != nil {
+			return "", err
+		}
+		s.AgentID = clone.ID
+	}
+	forked, err := a.forkSession(id, conv, upTo, req, s)
+	if err != nil && s.AgentID != ag.ID {
+		a.dropAgent(s.AgentID)
+	}
+	return forked, err
+}
+
+// forkSession stores the fork of session id with settings s.
+func (a *API) forkSession(id string, conv *session.Conversation, upTo int, req forkRequest, s settings) (string, error) {
 	forked, err := session.Fork(a.opts.Store, id, upTo, a.opts.Now())
 	if err != nil {
-		writeError(w, err)
-		return
+		return "", err
 	}
 	title := "Fork of " + deref(conv.Meta.Title)
 	if req.Title != nil && strings.TrimSpace(*req.Title) != "" {
 		title = *req.Title
 	}
-	if err := a.setTitle(forked.ID, title); err != nil {
-		writeError(w, err)
-		return
-	}
-	s, err := a.sessions.settings(id)
-	if err == nil {
-		s.Archived = false
-		s.Labels = maps.Clone(s.Labels)
+	s.Archived, s.Failed = false, ""
+	s.Labels = maps.Clone(s.Labels)
+	if err := a.setTitle(forked.ID, title); err == nil {
 		err = a.sessions.save(forked.ID, s)
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		a.sessions.remove(forked.ID)
+		a.opts.Store.Purge(forked.ID)
+		return "", err
 	}
-	a.writeSnapshot(w, http.StatusCreated, forked.ID)
+	return forked.ID, nil
 }
 
 // inputMessage turns a client's message item into a stored message;

@@ -24,7 +24,7 @@ func TestClientToolWaits(t *testing.T) {
 	conv := f.create(map[string]any{"client_tools": []map[string]any{{"type": "function", "name": "get_weather",
 		"description": "Weather of a city", "parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}})["id"].(string)
 	var bad map[string]any
-	if code := f.do("POST", "/v1/sessions", map[string]any{"client_tools": []map[string]any{{"name": "read_file"}}}, &bad); code != 400 {
+	if code := f.do("POST", "/v1/sessions", map[string]any{"client_tools": []map[string]any{{"name": "read_file"}}}, &bad); code != 422 {
 		t.Errorf("a client tool named like a built-in: %d %v", code, bad)
 	}
 	s := f.stream(conv)
@@ -42,8 +42,9 @@ func TestClientToolWaits(t *testing.T) {
 		t.Errorf("snapshot status while waiting: %v", snap["status"])
 	}
 	out := map[string]any{"type": "function_call_output", "data": map[string]any{"call_id": "cw1", "output": map[string]any{"sky": "rain"}}}
-	if code := f.do("POST", "/v1/sessions/"+conv+"/events", out, nil); code != 202 {
-		t.Fatalf("output: %d", code)
+	var queued map[string]any
+	if code := f.do("POST", "/v1/sessions/"+conv+"/events", out, &queued); code != 202 || queued["queued"] != true {
+		t.Fatalf("output: %d %v", code, queued)
 	}
 	s.idle(2)
 	if !strings.Contains(string(f.llm.Requests()[1].Raw), `{\"sky\":\"rain\"}`) {

@@ -23,7 +23,7 @@ func TestWorkspaceConfined(t *testing.T) {
 	for ws, want := range map[string]string{"out": "outside the work directory", outside: "outside the work directory",
 		"nope": "no such directory", "in/../..": "outside the work directory"} {
 		var bad map[string]any
-		if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": ws}, &bad); code != 400 || !strings.Contains(errMsg(bad), want) {
+		if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": ws}, &bad); code != 422 || !strings.Contains(errMsg(bad), want) {
 			t.Errorf("workspace %q: %d %v, want %q", ws, code, bad, want)
 		}
 	}

@@ -227,13 +227,25 @@ func (r *run) stream(ctx context.Context, msgs []message.Message) (*llm.Response
 	req := &llm.Request{Model: r.Model, System: r.System, Messages: msgs, MaxTokens: r.MaxTokens, Tools: r.tools}
 	var streamed strings.Builder
 	resp, err := r.Provider.Stream(ctx, req, func(d llm.Delta) error {
-		kind := event.AgentMessageChunk
-		if d.Kind == llm.DeltaThinking {
-			kind = event.AgentThoughtChunk
-		} else {
+		switch d.Kind {
+		case llm.DeltaThinking:
+			e := event.Text("", event.AgentThoughtChunk, d.Text)
+			e.Summary = d.Summary
+			r.emit(e)
+		case llm.DeltaToolCall:
+			if d.Call != nil {
+				r.emit(event.Event{Kind: event.ToolCallStreaming, Index: d.Call.Index, Tool: &event.ToolCallInfo{
+					ID: d.Call.ID, Title: d.Call.Name, Kind: r.toolKind(d.Call.Name), Status: event.StatusPending}})
+			}
+		case llm.DeltaRetry:
+			if n := d.Retry; n != nil {
+				r.emit(event.Event{Kind: event.Retry, Retry: &event.RetryInfo{Attempt: n.Attempt, MaxRetries: n.MaxRetries,
+					Delay: n.Delay, Err: n.Err}})
+			}
+		default:
 			streamed.WriteString(d.Text)
+			r.emit(event.Text("", event.AgentMessageChunk, d.Text))
 		}
-		r.emit(event.Text("", kind, d.Text))
 		return nil
 	})
 	if err == nil && resp == nil {

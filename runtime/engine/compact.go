@@ -92,7 +92,7 @@ func summarise(ctx context.Context, p llm.Provider, model string, msgs []message
 		var text strings.Builder
 		history := append(agent.RepairHistory(msgs), message.Message{Role: message.RoleUser, Content: []message.Block{message.Text(compactAsk)}})
 		resp, err := p.Stream(ctx, &llm.Request{Model: model, System: compactSystem, Messages: history}, func(d llm.Delta) error {
-			if d.Kind != llm.DeltaThinking {
+			if d.Kind == llm.DeltaText {
 				text.WriteString(d.Text)
 			}
 			return nil

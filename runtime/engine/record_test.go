@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/message"
+)
+
+// TestRecord: recorded items land after the history with their place
+// announced, and the next turn sends them, a call without a result given
+// one.
+func TestRecord(t *testing.T) {
+	e, srv, store := fakeEngine(t, llmtest.Reply{Text: []string{"first"}}, llmtest.Reply{Text: []string{"second"}})
+	meta, _, err := e.Prompt(context.Background(), Request{Input: []message.Block{message.Text("hello")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := message.Message{Role: message.RoleAssistant, Content: []message.Block{
+		{Type: message.TypeToolUse, ID: "call_x", Name: "lookup", Arguments: `{"q":"z"}`}}}
+	var got []event.Event
+	end, err := e.Record(context.Background(), Request{SessionID: meta.ID,
+		Sink: event.SinkFunc(func(ev event.Event) { got = append(got, ev) })}, []message.Message{call})
+	if err != nil || end.Err != nil {
+		t.Fatalf("record: %+v %v", end, err)
+	}
+	if len(got) != 1 || got[0].Kind != event.Committed || got[0].Index != 2 || got[0].Messages[0].ToolUses()[0].ID != "call_x" {
+		t.Fatalf("committed: %+v", got)
+	}
+	if conv, _ := store.Load(meta.ID); len(conv.Messages) != 3 {
+		t.Fatalf("stored: %+v", conv.Messages)
+	}
+	if _, end, err := e.Prompt(context.Background(), Request{SessionID: meta.ID, Input: []message.Block{message.Text("next")}}); err != nil || end.Err != nil {
+		t.Fatalf("the turn after: %v %v", err, end.Err)
+	}
+	if raw := string(srv.Requests()[1].Raw); !strings.Contains(raw, "call_x") || !strings.Contains(raw, "no result was recorded") {
+		t.Errorf("the next turn's request: %s", raw)
+	}
+	if _, err := e.Record(context.Background(), Request{SessionID: "nope"}, nil); err == nil {
+		t.Error("recording into an unknown session")
+	}
+}
