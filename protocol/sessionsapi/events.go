@@ -222,7 +222,8 @@ func (a *API) fileBlock(id, fid string, imageOnly bool) (message.Block, error) {
 	}
 	ct := f.Metadata.ContentType
 	if strings.HasPrefix(ct, "image/") {
-		return message.Block{Type: message.TypeImage, MimeType: strings.SplitN(ct, ";", 2)[0], Data: base64.StdEncoding.EncodeToString(data)}, nil
+		return message.Block{Type: message.TypeImage, MimeType: strings.SplitN(ct, ";", 2)[0], Data: base64.StdEncoding.EncodeToString(data),
+			FileID: fid}, nil
 	}
 	if imageOnly {
 		return message.Block{}, fmt.Errorf("file %s is %s, not an image", fid, ct)
@@ -230,7 +231,9 @@ func (a *API) fileBlock(id, fid string, imageOnly bool) (message.Block, error) {
 	if !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
 		return message.Block{}, fmt.Errorf("file %s is binary (%s): only text files and images can be sent", fid, ct)
 	}
-	return message.Text(fmt.Sprintf("<file name=%q>\n%s\n</file>", f.Metadata.Filename, strings.TrimSuffix(string(data), "\n"))), nil
+	b := message.Text(fmt.Sprintf("<file name=%q>\n%s\n</file>", f.Metadata.Filename, strings.TrimSuffix(string(data), "\n")))
+	b.FileID = fid
+	return b, nil
 }
 
 // dataURL splits "data:<mime>;base64,<data>".

@@ -2,6 +2,7 @@ package sessionsapi
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/openheim/openheim/runtime/llm/responses"
@@ -138,14 +139,39 @@ func (c *itemConverter) user(i int, m message.Message) []Item {
 	}
 	it := Item{ID: c.ids.message(i), ResponseID: c.resp, Type: "message", Role: "user", Status: "completed"}
 	for _, b := range m.Content {
-		switch b.Type {
-		case message.TypeText:
-			it.Content = append(it.Content, Part{Type: "input_text", Text: b.Text})
-		case message.TypeImage:
-			it.Content = append(it.Content, Part{Type: "input_image", ImageURL: "data:" + b.MimeType + ";base64," + b.Data})
-		}
+		it.Content = append(it.Content, inputPart(b))
 	}
 	return []Item{it}
+}
+
+// inputPart is a user's content part as the client sent it: a session
+// file by its file_id (input_image, input_file: the client has the bytes
+// at .../resources/files/{file_id}/content), else the text or the image.
+func inputPart(b message.Block) Part {
+	switch {
+	case b.Type == message.TypeImage && b.FileID != "":
+		return Part{Type: "input_image", FileID: b.FileID}
+	case b.Type == message.TypeImage:
+		return Part{Type: "input_image", ImageURL: "data:" + b.MimeType + ";base64," + b.Data}
+	case b.FileID != "":
+		return Part{Type: "input_file", FileID: b.FileID, Filename: fileName(b.Text)}
+	}
+	return Part{Type: "input_text", Text: b.Text}
+}
+
+// fileName is the name in the header of a text file's block
+// (`<file name="...">`, as fileBlock writes it).
+func fileName(text string) string {
+	head, _, _ := strings.Cut(text, "\n")
+	quoted, ok := strings.CutPrefix(head, "<file name=")
+	if !ok {
+		return ""
+	}
+	name, err := strconv.Unquote(strings.TrimSuffix(quoted, ">"))
+	if err != nil {
+		return ""
+	}
+	return name
 }
 
 func (c *itemConverter) assistant(i int, m message.Message) []Item {

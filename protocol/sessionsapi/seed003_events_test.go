@@ -251,3 +251,37 @@ func TestClientTaskCancel(t *testing.T) {
 		t.Errorf("cancel: %v", cancel.Data)
 	}
 }
+
+// TestTotalCost: total_cost_usd is what the session's model calls cost at
+// the config's prices (null while a model it used, or the one its first
+// turn will use, has none); session.usage carries it after each turn.
+func TestTotalCost(t *testing.T) {
+	f := newFixture(t, `[prices."fake/m1"]
+input = 2
+output = 10
+`)
+	f.llm.Enqueue(llmtest.Reply{Text: []string{"a"}, Usage: &llmtest.Usage{Prompt: 1000, Completion: 100}},
+		llmtest.Reply{Text: []string{"b"}, Usage: &llmtest.Usage{Prompt: 500, Completion: 0}})
+	snap := f.create(nil)
+	conv := snap["id"].(string)
+	if snap["total_cost_usd"] != 0.0 {
+		t.Errorf("a priced session before its first call: %v", snap["total_cost_usd"])
+	}
+	s := f.stream(conv)
+	post(f, conv, "message", map[string]any{"role": "user", "content": "one"})
+	usage := s.waitName("session.usage", 1)
+	if usage.Data["total_cost_usd"] != 0.003 || usage.Data["context_tokens"] != 1100.0 {
+		t.Errorf("session.usage: %v", usage.Data)
+	}
+	post(f, conv, "message", map[string]any{"role": "user", "content": "two"})
+	s.waitName("session.usage", 2)
+	f.do("GET", "/v1/sessions/"+conv, nil, &snap)
+	if cost, _ := snap["total_cost_usd"].(float64); cost < 0.003999 || cost > 0.004001 {
+		t.Errorf("total cost: %v", snap["total_cost_usd"])
+	}
+	// A model without a price: null.
+	other := f.create(map[string]any{"model_override": "fake/m2"})
+	if other["total_cost_usd"] != nil {
+		t.Errorf("an unpriced session: %v", other["total_cost_usd"])
+	}
+}

@@ -265,3 +265,57 @@ func TestInitialItemsInCreateSnapshot(t *testing.T) {
 		t.Errorf("201 snapshot items: %s", mustJSON(items))
 	}
 }
+
+// uploadFile uploads a session file and returns its id.
+func (f *fixture) uploadFile(conv, name string, data []byte) string {
+	f.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, _ := mw.CreateFormFile("file", name)
+	part.Write(data)
+	mw.Close()
+	resp, err := http.Post(f.srv.URL+"/v1/sessions/"+conv+"/resources/files", mw.FormDataContentType(), &body)
+	if err != nil || resp.StatusCode != 201 {
+		f.t.Fatalf("upload: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	var file map[string]any
+	json.NewDecoder(resp.Body).Decode(&file)
+	return file["id"].(string)
+}
+
+// TestItemsKeepFileIDs: a message's parts that name session files keep
+// their file_id in the stored items (the stream's and the snapshot's),
+// while the model got the files' contents.
+func TestItemsKeepFileIDs(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(llmtest.Reply{Text: []string{"seen"}})
+	conv := f.create(nil)["id"].(string)
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")
+	img := f.uploadFile(conv, "dot.png", png)
+	txt := f.uploadFile(conv, "notes.txt", []byte("remember the milk\n"))
+	s := f.stream(conv)
+	post(f, conv, "message", map[string]any{"role": "user", "content": []any{
+		map[string]any{"type": "input_text", "text": "look"},
+		map[string]any{"type": "input_image", "file_id": img},
+		map[string]any{"type": "input_file", "file_id": txt}}})
+	consumed := s.waitName("session.input.consumed", 1)
+	s.waitName("response.completed", 1)
+	var snap map[string]any
+	f.do("GET", "/v1/sessions/"+conv, nil, &snap)
+	parts := at(snap["items"].([]any)[0].(map[string]any), "content").([]any)
+	var wantParts any
+	json.Unmarshal([]byte(`[{"type":"input_text","text":"look"},{"type":"input_image","file_id":"`+img+`"},`+
+		`{"type":"input_file","file_id":"`+txt+`","filename":"notes.txt"}]`), &wantParts)
+	want := string(mustJSON(wantParts))
+	if got := string(mustJSON(parts)); got != want {
+		t.Errorf("parts:\n got %s\nwant %s", got, want)
+	}
+	if got := string(mustJSON(at(consumed.Data, "data", "item", "content"))); got != want {
+		t.Errorf("streamed parts: %s", got)
+	}
+	if raw := string(f.llm.Requests()[0].Raw); !strings.Contains(raw, "remember the milk") || !strings.Contains(raw, "image/png") ||
+		strings.Contains(raw, "file_id") {
+		t.Errorf("the model's request: %.400s", raw)
+	}
+}

@@ -35,6 +35,11 @@ type SessionResponse struct {
 	Archived            bool              `json:"archived"`
 	RunnerID            *string           `json:"runner_id"`
 	ExternalSessionID   *string           `json:"external_session_id"`
+	CostControl         *string           `json:"cost_control_mode_override"` // always null
+	GitBranch           *string           `json:"git_branch"`                 // always null
+	// TotalCostUSD is what the session's model calls cost, from the
+	// config's [prices]; null when a model it used has no price.
+	TotalCostUSD *float64 `json:"total_cost_usd"`
 	Items               *[]Item           `json:"items,omitempty"`
 	PendingElicitations *[]map[string]any `json:"pending_elicitations,omitempty"`
 	PendingInputs       *[]any            `json:"pending_inputs,omitempty"`
@@ -94,6 +99,7 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 		r.Status = statusFailed
 	}
 	r.Model = a.nextModel(s, ag, meta)
+	r.TotalCostUSD = a.cost(meta, r.Model)
 	if withItems {
 		items := itemsOf(id, msgs, ag.Name)
 		if items == nil {
@@ -107,6 +113,27 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 		r.Items, r.PendingElicitations, r.PendingInputs, r.Todos, r.TerminalPending = &items, &pending, &empty, &empty, &no
 	}
 	return r, nil
+}
+
+// cost is what session meta's model calls cost in US dollars: nil when a
+// model it used has no price (or, before its first call, the model of its
+// next turn).
+func (a *API) cost(meta *session.Meta, next string) *float64 {
+	cfg := a.opts.Engine.Config
+	total := 0.0
+	if len(meta.UsageByModel) == 0 {
+		if _, ok := cfg.PriceOf(next); !ok {
+			return nil
+		}
+	}
+	for model, u := range meta.UsageByModel {
+		p, ok := cfg.PriceOf(model)
+		if !ok {
+			return nil
+		}
+		total += p.Cost(u)
+	}
+	return &total
 }
 
 // nextModel is "provider/model" as the session's next turn resolves it.

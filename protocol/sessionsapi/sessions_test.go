@@ -52,7 +52,7 @@ func TestSessionTurnStream(t *testing.T) {
 		"response.output_item.added response.reasoning.started response.reasoning_text.delta response.output_item.added " +
 		"response.output_item.done response.output_item.done response.output_item.added response.output_item.done " +
 		"response.output_item.added response.output_text.delta response.output_text.delta response.output_item.done " +
-		"response.completed session.status:idle"
+		"response.completed session.usage session.status:idle"
 	if got != want {
 		t.Fatalf("events:\n got %s\nwant %s", got, want)
 	}

@@ -212,6 +212,9 @@ func (t *tracker) ended(end *event.End) {
 	} else {
 		t.endResponse(end)
 	}
+	if t.turn.kind != runRecord {
+		t.reportUsage(t.turn.usage)
+	}
 	t.turn = turnState{}
 	t.runner.dropped = nil
 	t.runner.settleAll()
@@ -223,6 +226,28 @@ func (t *tracker) ended(end *event.End) {
 		t.kick()
 		t.api.sessions.release(t.id, t)
 	}()
+}
+
+// reportUsage tells the streams what the session used after a run
+// (seed 003's session.usage): how full its context is and, when its models
+// are priced, what it cost so far. The run stored the session's meta
+// before its end was published. mu is held.
+func (t *tracker) reportUsage(u *event.ContextUsage) {
+	meta, err := t.api.opts.Store.LoadMeta(t.id)
+	if err != nil || (u == nil && len(meta.UsageByModel) == 0) {
+		return
+	}
+	ev := map[string]any{"conversation_id": t.conv}
+	if u != nil {
+		ev["context_tokens"] = u.Used
+		if u.Size > 0 {
+			ev["context_window"] = u.Size
+		}
+	}
+	if cost := t.api.cost(meta, ""); cost != nil && len(meta.UsageByModel) > 0 {
+		ev["total_cost_usd"] = *cost
+	}
+	t.emitSSE("session.usage", ev)
 }
 
 // endResponse tells how the turn's response ended.

@@ -76,7 +76,8 @@ type run struct {
 	turnStart int // msgs[turnStart] is this turn's user message
 	tools     []llm.ToolSpec
 	fixed     int // estimated tokens of the system prompt and tools
-	usage     message.Usage
+	usage     message.Usage // the last call's
+	total     message.Usage // every call's
 	iter      int
 }
 
@@ -97,7 +98,7 @@ func (r *run) persist(msgs ...message.Message) error {
 }
 
 func (r *run) end(reason event.StopReason, err error) event.End {
-	return event.End{StopReason: reason, Usage: r.usage, Iterations: r.iter, Err: err}
+	return event.End{StopReason: reason, Usage: r.usage, Total: r.total, Iterations: r.iter, Err: err}
 }
 
 func (r *run) loop(ctx context.Context) event.End {
@@ -136,6 +137,7 @@ func (r *run) loop(ctx context.Context) event.End {
 			return r.end(event.StopEndTurn, err)
 		}
 		r.usage = resp.Usage
+		r.total = addUsage(r.total, resp.Usage)
 		r.emit(event.Event{Kind: event.UsageUpdate, Usage: &event.ContextUsage{Used: resp.Usage.Total(), Size: r.ContextWindow}})
 		reply := message.Message{Role: message.RoleAssistant, Content: resp.Content}
 		calls := reply.ToolUses()
@@ -252,6 +254,11 @@ func (r *run) stream(ctx context.Context, msgs []message.Message) (*llm.Response
 		err = errors.New("provider returned no response")
 	}
 	return resp, streamed.String(), err
+}
+
+func addUsage(a, b message.Usage) message.Usage {
+	return message.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
+		CacheReadTokens: a.CacheReadTokens + b.CacheReadTokens, CacheCreationTokens: a.CacheCreationTokens + b.CacheCreationTokens}
 }
 
 // stopReason is how a turn whose last call stopped for s ends: the call's

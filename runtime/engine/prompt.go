@@ -238,6 +238,7 @@ func (e *Engine) finish(t *turn, end event.End) (session.Meta, event.End) {
 		u := end.Usage
 		t.meta.ContextUsage = &u
 	}
+	t.meta.AddUsage(t.model.ProviderName+"/"+t.model.Model, end.Total)
 	meta, err := e.save(t.held)
 	if err != nil && end.Err == nil {
 		end.Err = fmt.Errorf("saving session meta: %w", err)

@@ -43,3 +43,22 @@ func TestRecord(t *testing.T) {
 		t.Error("recording into an unknown session")
 	}
 }
+
+// TestUsageByModel: every model call a session makes (its turns' and its
+// compactions') is counted under the model that made it.
+func TestUsageByModel(t *testing.T) {
+	u := func(in, out int) *llmtest.Usage { return &llmtest.Usage{Prompt: in, Completion: out} }
+	e, _, store := fakeEngine(t, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "list_dir", Arguments: `{"path":"."}`}}, Usage: u(10, 2)},
+		llmtest.Reply{Text: []string{"a"}, Usage: u(20, 3)}, llmtest.Reply{Text: []string{"- sum"}, Usage: u(5, 1)})
+	meta, _, err := e.Prompt(context.Background(), Request{Input: []message.Block{message.Text("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Compact(context.Background(), Request{SessionID: meta.ID}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := store.LoadMeta(meta.ID)
+	if got := m.UsageByModel["local/m"]; got != (message.Usage{InputTokens: 35, OutputTokens: 6}) {
+		t.Errorf("usage by model: %+v", m.UsageByModel)
+	}
+}

@@ -213,7 +213,9 @@ const (
 // End is the outcome of a turn.
 type End struct {
 	StopReason StopReason
-	Usage      message.Usage
+	Usage      message.Usage // of the turn's last model call
+	// Total is the usage of every model call of the turn (what it costs).
+	Total      message.Usage
 	Iterations int
 	Duration   time.Duration
 	Err        error // a runtime failure that ended the turn early

@@ -24,6 +24,9 @@ type Meta struct {
 	Skills       []string       `json:"skills"`
 	Cwd          *string        `json:"cwd"`
 	ContextUsage *message.Usage `json:"context_usage,omitempty"`
+	// UsageByModel is every token the session's model calls used, by
+	// "provider/model" (what prices its cost: config.Price).
+	UsageByModel map[string]message.Usage `json:"usage_by_model,omitempty"`
 	// ACP binds a session run by an external ACP agent (prompt --agent):
 	// enough to reattach to the agent's own session.
 	ACP *ACPBinding `json:"acp,omitempty"`
@@ -99,6 +102,22 @@ func Str(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// AddUsage counts u, used by model ("provider/model"), in UsageByModel.
+func (m *Meta) AddUsage(model string, u message.Usage) {
+	if u == (message.Usage{}) {
+		return
+	}
+	if m.UsageByModel == nil {
+		m.UsageByModel = map[string]message.Usage{}
+	}
+	t := m.UsageByModel[model]
+	t.InputTokens += u.InputTokens
+	t.OutputTokens += u.OutputTokens
+	t.CacheReadTokens += u.CacheReadTokens
+	t.CacheCreationTokens += u.CacheCreationTokens
+	m.UsageByModel[model] = t
 }
 
 // InfoEvent is the session_info_update that opens a turn on the session:
