@@ -285,3 +285,53 @@ output = 10
 		t.Errorf("an unpriced session: %v", other["total_cost_usd"])
 	}
 }
+
+// TestSubagentSessions: a delegated task runs as a session of its own:
+// session.created on the parent's stream names it, GET /v1/sessions lists
+// it only under kind=sub_agent (or any), it reads like any session, and it
+// cannot be forked (its parent can).
+func TestSubagentSessions(t *testing.T) {
+	f := newFixture(t, "")
+	f.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "d1", Name: "delegate_task", Arguments: `{"system_prompt":"You count.","task":"count to 3"}`}}},
+		llmtest.Reply{Text: []string{"1 2 3"}}, llmtest.Reply{Text: []string{"it counted"}})
+	conv := f.create(nil)["id"].(string)
+	s := f.stream(conv)
+	post(f, conv, "message", map[string]any{"role": "user", "content": "delegate"})
+	created := s.waitName("session.created", 1)
+	s.waitName("response.completed", 1)
+	child, _ := created.Data["child_conversation_id"].(string)
+	if created.Data["conversation_id"] != conv || !strings.HasPrefix(child, "conv_") || created.Data["call_id"] != "d1" ||
+		created.Data["agent_name"] != "subagent" || created.Data["agent_id"] != nil {
+		t.Fatalf("session.created: %v", created.Data)
+	}
+	ids := func(kind string) []string {
+		var list map[string]any
+		if code := f.do("GET", "/v1/sessions?order=asc"+kind, nil, &list); code != 200 {
+			t.Fatalf("list %s: %d %v", kind, code, list)
+		}
+		var out []string
+		for _, d := range list["data"].([]any) {
+			out = append(out, d.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	waitUntil(t, func() bool { return len(ids("&kind=any")) == 2 })
+	if got := ids(""); len(got) != 1 || got[0] != conv {
+		t.Errorf("default list: %v", got)
+	}
+	if got := ids("&kind=sub_agent"); len(got) != 1 || got[0] != child {
+		t.Errorf("sub_agent list: %v", got)
+	}
+	if code := f.do("GET", "/v1/sessions?kind=children", nil, nil); code != 400 {
+		t.Errorf("an unknown kind: %d", code)
+	}
+	var snap map[string]any
+	f.do("GET", "/v1/sessions/"+child, nil, &snap)
+	if items := snap["items"].([]any); len(items) != 2 || !strings.Contains(string(mustJSON(items[1])), "1 2 3") {
+		t.Errorf("the child's items: %s", mustJSON(snap["items"]))
+	}
+	var bad map[string]any
+	if code := f.do("POST", "/v1/sessions/"+child+"/fork", nil, &bad); code != 400 || !strings.Contains(errMsg(bad), "subagent") {
+		t.Errorf("fork of a subagent's session: %d %v", code, bad)
+	}
+}

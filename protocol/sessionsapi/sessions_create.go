@@ -359,6 +359,15 @@ func (a *API) handleListSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	kind := q.Get("kind")
+	switch kind {
+	case "":
+		kind = "default"
+	case "default", "sub_agent", "any":
+	default:
+		writeError(w, badRequest(`kind must be "default", "sub_agent" or "any", not %q`, kind))
+		return
+	}
 	list, err := a.sessionList(q.Get("search_query"))
 	if err != nil {
 		writeError(w, err)
@@ -369,6 +378,10 @@ func (a *API) handleListSessions(w http.ResponseWriter, r *http.Request) {
 	withArchived := q.Get("include_archived") == "true"
 	var ids []string
 	for _, s := range list {
+		// default: the sessions of their own; sub_agent: subagents' runs.
+		if kind == "default" && s.Parent != "" || kind == "sub_agent" && s.Parent == "" {
+			continue
+		}
 		if !withArchived && a.sessions.archived(s.ID) {
 			continue
 		}
@@ -454,6 +467,9 @@ func (a *API) fork(id string, req forkRequest) (string, error) {
 	conv, err := a.opts.Store.Load(id)
 	if err != nil {
 		return "", err
+	}
+	if conv.Meta.Parent != nil {
+		return "", badRequest("session %s is a subagent's run (of %s): fork its parent", convID(id), convID(conv.Meta.Parent.SessionID))
 	}
 	upTo := -1
 	if req.UpToResponseID != nil && *req.UpToResponseID != "" {

@@ -119,6 +119,8 @@ func (t *tracker) Emit(ev event.Event) {
 		t.callStarted(ev)
 	case event.Retry:
 		t.retrying(ev.Retry)
+	case event.SubagentStarted:
+		t.childStarted(ev.Child)
 	case event.UsageUpdate:
 		t.turn.usage = ev.Usage
 	case event.Dropped:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/subagent"
 )
 
 // turnState is what the stream tracks during one run on the session.
@@ -248,6 +249,21 @@ func (t *tracker) reportUsage(u *event.ContextUsage) {
 		ev["total_cost_usd"] = *cost
 	}
 	t.emitSSE("session.usage", ev)
+}
+
+// childStarted tells that the turn started a subagent, as a session of
+// its own (seed 003's session.created on the parent's stream). Profile
+// subagents are the agents ag_profile_<name>; an inline one has none.
+func (t *tracker) childStarted(c *event.ChildSession) {
+	if c == nil {
+		return
+	}
+	var agentID any
+	if c.Agent != subagent.InlineName {
+		agentID = profileAgentPrefix + c.Agent
+	}
+	t.emitSSE("session.created", map[string]any{"conversation_id": t.conv, "child_conversation_id": convID(c.SessionID),
+		"agent_id": agentID, "agent_name": c.Agent, "call_id": c.CallID, "response_id": t.turn.resp})
 }
 
 // endResponse tells how the turn's response ended.

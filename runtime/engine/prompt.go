@@ -164,7 +164,7 @@ func (e *Engine) arm(t *turn) error {
 		t.sink = event.Discard
 	}
 	t.sink = event.Sync(t.sink)
-	if err := e.addDelegate(t.tools, t.model, t.provider, t.permit, t.sink, t.meta.ID); err != nil {
+	if err := e.addDelegate(t.tools, t.model, t.provider, t.permit, t.sink, t.meta.ID, t.workDir); err != nil {
 		return err
 	}
 	if t.req.Filter.Only != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/session"
 )
 
 // TestRecord: recorded items land after the history with their place
@@ -61,4 +62,47 @@ func TestUsageByModel(t *testing.T) {
 	if got := m.UsageByModel["local/m"]; got != (message.Usage{InputTokens: 35, OutputTokens: 6}) {
 		t.Errorf("usage by model: %+v", m.UsageByModel)
 	}
+}
+
+// TestSubagentRunIsASession: a delegated task runs as a session of its
+// own, a child of the turn's session (Meta.Parent), holding the task and
+// the subagent's answer and usage; the parent's stream announces it.
+func TestSubagentRunIsASession(t *testing.T) {
+	e, _, store := fakeEngine(t,
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "d1", Name: "delegate_task", Arguments: `{"system_prompt":"You count.","task":"count to 3"}`}}},
+		llmtest.Reply{Text: []string{"1 2 3"}, Usage: &llmtest.Usage{Prompt: 9, Completion: 3}},
+		llmtest.Reply{Text: []string{"it counted"}})
+	var started []event.Event
+	meta, end, err := e.Prompt(context.Background(), Request{Input: []message.Block{message.Text("delegate")},
+		Sink: event.SinkFunc(func(ev event.Event) {
+			if ev.Kind == event.SubagentStarted {
+				started = append(started, ev)
+			}
+		})})
+	if err != nil || end.Err != nil {
+		t.Fatalf("%v %v", err, end.Err)
+	}
+	if len(started) != 1 || started[0].SessionID != meta.ID || started[0].Child.CallID != "d1" || started[0].Child.Agent != "subagent" {
+		t.Fatalf("announced: %+v", started)
+	}
+	child, err := store.Load(started[0].Child.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.Meta.ParentID() != meta.ID || child.Meta.Parent.CallID != "d1" || len(child.Messages) != 2 ||
+		child.Messages[1].JoinText() != "1 2 3" || !strings.HasPrefix(deref(child.Meta.Title), "[subagent] count to 3") ||
+		child.Meta.UsageByModel["local/m"].OutputTokens != 3 {
+		t.Errorf("child: %+v %+v", child.Meta, child.Messages)
+	}
+	latest, err := session.Latest(store, deref(meta.Cwd))
+	if err != nil || latest.ID != meta.ID {
+		t.Errorf("the latest session of the cwd is the parent's: %v %v", latest, err)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -30,6 +30,24 @@ type Meta struct {
 	// ACP binds a session run by an external ACP agent (prompt --agent):
 	// enough to reattach to the agent's own session.
 	ACP *ACPBinding `json:"acp,omitempty"`
+	// Parent is set on a subagent's run, a session of its own started by
+	// a turn of the parent session.
+	Parent *ParentRef `json:"parent,omitempty"`
+}
+
+// ParentRef names the turn that started a subagent's session.
+type ParentRef struct {
+	SessionID string `json:"session_id"`
+	CallID    string `json:"call_id"` // the delegating tool call
+	Agent     string `json:"agent"`   // the subagent's name
+}
+
+// ParentID is the parent session's id, "" for a session of its own.
+func (m Meta) ParentID() string {
+	if m.Parent == nil {
+		return ""
+	}
+	return m.Parent.SessionID
 }
 
 // ACPBinding is the external agent's side of a session. MCP servers are
