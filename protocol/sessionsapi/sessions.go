@@ -20,26 +20,26 @@ import (
 // always null here; pending_inputs, todos and terminal_pending are always
 // empty. List entries leave out items and the snapshot-only fields.
 type SessionResponse struct {
-	ID                  string            `json:"id"`
-	Object              string            `json:"object"`
-	AgentID             string            `json:"agent_id"`
-	AgentName           *string           `json:"agent_name"`
-	Status              string            `json:"status"`
-	CreatedAt           int64             `json:"created_at"`
-	UpdatedAt           int64             `json:"updated_at"`
-	Title               *string           `json:"title"`
-	Labels              map[string]string `json:"labels"`
-	Model               string            `json:"model"` // provider/model the next turn uses
-	ModelOverride       *string           `json:"model_override"`
-	Workspace           string            `json:"workspace"`
-	Archived            bool              `json:"archived"`
-	RunnerID            *string           `json:"runner_id"`
-	ExternalSessionID   *string           `json:"external_session_id"`
-	CostControl         *string           `json:"cost_control_mode_override"` // always null
-	GitBranch           *string           `json:"git_branch"`                 // always null
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	AgentID           string            `json:"agent_id"`
+	AgentName         *string           `json:"agent_name"`
+	Status            string            `json:"status"`
+	CreatedAt         int64             `json:"created_at"`
+	UpdatedAt         int64             `json:"updated_at"`
+	Title             *string           `json:"title"`
+	Labels            map[string]string `json:"labels"`
+	Model             string            `json:"model"` // provider/model the next turn uses
+	ModelOverride     *string           `json:"model_override"`
+	Workspace         string            `json:"workspace"`
+	Archived          bool              `json:"archived"`
+	RunnerID          *string           `json:"runner_id"`
+	ExternalSessionID *string           `json:"external_session_id"`
+	CostControl       *string           `json:"cost_control_mode_override"` // always null
+	GitBranch         *string           `json:"git_branch"`                 // always null
 	// TotalCostUSD is what the session's model calls cost, from the
 	// config's [prices]; null when a model it used has no price.
-	TotalCostUSD *float64 `json:"total_cost_usd"`
+	TotalCostUSD        *float64          `json:"total_cost_usd"`
 	Items               *[]Item           `json:"items,omitempty"`
 	PendingElicitations *[]map[string]any `json:"pending_elicitations,omitempty"`
 	PendingInputs       *[]any            `json:"pending_inputs,omitempty"`

@@ -75,7 +75,7 @@ type run struct {
 	msgs      []message.Message
 	turnStart int // msgs[turnStart] is this turn's user message
 	tools     []llm.ToolSpec
-	fixed     int // estimated tokens of the system prompt and tools
+	fixed     int           // estimated tokens of the system prompt and tools
 	usage     message.Usage // the last call's
 	total     message.Usage // every call's
 	iter      int
