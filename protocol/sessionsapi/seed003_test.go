@@ -97,6 +97,11 @@ func TestIDsUniqueAcrossSessions(t *testing.T) {
 	if string(mustJSON(again["items"])) != string(mustJSON(a["items"])) {
 		t.Errorf("ids changed between reads:\n%s\n%s", mustJSON(a["items"]), mustJSON(again["items"]))
 	}
+	var bare map[string]any
+	code := f.do("GET", "/v1/sessions/"+a["id"].(string)+"?include_items=false&include_liveness=false&refresh_state=true", nil, &bare)
+	if items, ok := bare["items"].([]any); code != 200 || !ok || len(items) != 0 {
+		t.Errorf("include_items=false: %d %v", code, bare["items"])
+	}
 }
 
 // TestMultipartCreate: seed 003's create from a bundle is one transaction
