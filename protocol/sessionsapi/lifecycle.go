@@ -31,7 +31,7 @@ func (t *tracker) fail(why string) {
 		t.emitSSE("response.error", map[string]any{"code": codeSessionFailed, "param": nil,
 			"message": "the session failed: its queued input was dropped", "dropped_queued_item_ids": dropped})
 	}
-	go t.api.storeFailed(t.id, why)
+	t.api.storeFailed(t.id, why)
 }
 
 // recovered clears the failed state after a turn that completed. mu is
@@ -41,7 +41,7 @@ func (t *tracker) recovered() {
 		return
 	}
 	t.failed = ""
-	go t.api.storeFailed(t.id, "")
+	t.api.storeFailed(t.id, "")
 }
 
 // failedWhy is why the session failed, "" if it has not.
@@ -51,7 +51,8 @@ func (t *tracker) failedWhy() string {
 	return t.failed
 }
 
-// storeFailed records session id's failed state (why; "" clears it).
+// storeFailed records session id's failed state (why; "" clears it). It
+// runs under the tracker's lock, so the records follow the turns' order.
 func (a *API) storeFailed(id, why string) {
 	s, err := a.sessions.settings(id)
 	if err == nil && s.Failed != why {
