@@ -101,3 +101,34 @@ func TestInitRun(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestToolsListsMCPTools: `openheim tools` lists the tools of the MCP
+// servers it connects to, as a turn offers them, and warns about a server
+// that fails; --no-mcp lists without connecting.
+func TestToolsListsMCPTools(t *testing.T) {
+	e := mcpEnv(t)
+	opts, err := parseCmd(t, e, "", newCmdTools, "--select", "function.name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := toolsRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if names := e.out.String(); !strings.Contains(names, "files__read_file\n") || !strings.Contains(names, "read_file\n") {
+		t.Errorf("tools: %q", names)
+	}
+	if !strings.HasPrefix(e.errOut.String(), "openheim: warning: MCP server broken: ") {
+		t.Errorf("the failed server is not warned about: %q", e.errOut)
+	}
+	e.reset()
+	opts, _ = parseCmd(t, e, "", newCmdTools, "--no-mcp", "--select", "function.name")
+	if !opts.NoMCP {
+		t.Fatal("--no-mcp not parsed")
+	}
+	if err := toolsRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if names := e.out.String(); strings.Contains(names, "files__") || !strings.Contains(names, "read_file\n") || e.errOut.String() != "" {
+		t.Errorf("--no-mcp: %q %q", names, e.errOut)
+	}
+}

@@ -29,7 +29,7 @@ const (
 
 // storedSessionFields is everything List and Get read back, so a listing
 // never needs the session stores.
-var storedSessionFields = []string{"title", "model", "provider", "cwd", "created", "updated", "messages"}
+var storedSessionFields = []string{"title", "model", "provider", "cwd", "created", "updated", "messages", "parent"}
 
 func newMapping() *mapping.IndexMappingImpl {
 	im := bleveindex.LeanMapping()
@@ -46,6 +46,9 @@ func newMapping() *mapping.IndexMappingImpl {
 	session.AddFieldMappingsAt("model", storedOnly(keywordField(true)))
 	session.AddFieldMappingsAt("provider", storedOnly(keywordField(true)))
 	session.AddFieldMappingsAt("messages", storedOnly(numberField()))
+	// parent came later without a schema bump: a document without it is
+	// a session of its own, which every session indexed before it is.
+	session.AddFieldMappingsAt("parent", storedOnly(keywordField(true)))
 	im.AddDocumentMapping(kindSession, session)
 
 	// Messages carry no time: Search breaks score ties with the session
@@ -109,6 +112,7 @@ func sessionDoc(s Session) map[string]any {
 	putString(d, "cwd", s.Cwd)
 	putString(d, "model", s.Model)
 	putString(d, "provider", s.Provider)
+	putString(d, "parent", s.Parent)
 	putTime(d, "created", s.CreatedAt)
 	putTime(d, "updated", s.UpdatedAt)
 	return d
@@ -170,6 +174,7 @@ func decodeSession(docID string, fields map[string]any) (Session, error) {
 	s.Model, _ = fields["model"].(string)
 	s.Provider, _ = fields["provider"].(string)
 	s.Cwd, _ = fields["cwd"].(string)
+	s.Parent, _ = fields["parent"].(string)
 	if v, ok := fields["messages"].(float64); ok {
 		s.Messages = int(v)
 	}

@@ -24,6 +24,9 @@ type Session struct {
 	ID, Title, Model, Provider, Cwd string
 	CreatedAt, UpdatedAt            time.Time
 	Messages                        int
+	// Parent is the session whose turn started this one (a subagent's
+	// run), "" for a session of its own.
+	Parent string
 }
 
 // Filter narrows List. Zero values mean "no restriction".

@@ -128,10 +128,15 @@ func (c *Channel) read(p string) (string, error) {
 // directories. Writing through a symlink inside the work directory writes
 // its target and keeps the link.
 func (c *Channel) write(p, content string) error {
-	if fi, err := c.root.Stat(p); err == nil && fi.IsDir() {
+	fi, err := c.root.Stat(p)
+	if err == nil && fi.IsDir() {
 		return fmt.Errorf("cannot write '%s': it is a directory", p)
 	}
-	err := c.root.WriteFile(p, []byte(content))
+	if real, rerr := c.root.Real(p); rerr == nil {
+		// The watchers tell a replaced file from a new one by this.
+		channelWrites.note(c.root.Abs(real), err == nil)
+	}
+	err = c.root.WriteFile(p, []byte(content))
 	var pe *confine.ParentError
 	switch {
 	case err == nil:

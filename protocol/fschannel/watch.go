@@ -50,6 +50,10 @@ type watcher struct {
 
 	held  *FsEvent // the event being coalesced, sent when timer fires
 	timer *time.Timer
+	// pending are the files atomic writes are replacing, and whether each
+	// existed; unknown those whose state was not seen in time
+	// (atomicwrites.go).
+	pending, unknown map[string]bool
 
 	started    bool
 	stop, done chan struct{}
@@ -140,9 +144,14 @@ func (w *watcher) handle(ev fsnotify.Event) {
 	if filepath.IsAbs(name) {
 		return // not below the root: nothing to report
 	}
+	if w.tempEvent(name, ev.Has(fsnotify.Create), ev.Has(fsnotify.Remove)) {
+		return
+	}
 	if ev.Has(fsnotify.Create) {
 		kind := kindCreateAny
-		if fi, err := w.root.Lstat(name); err == nil {
+		if existed, ok := w.replaced(name, ev.Name); ok && existed {
+			kind = kindModifyFile // an atomic write replaced the file
+		} else if fi, err := w.root.Lstat(name); err == nil {
 			kind = kindCreateFile
 			if fi.IsDir() {
 				kind = kindCreateFolder

@@ -135,6 +135,7 @@ func (s *Server) skills(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
+	s.Engine.WaitMCP(r.Context(), engine.ListWait) // servers still connecting: their tools too
 	reg, err := s.Engine.Tools(s.Engine.Config.WorkDir, nil, false)
 	if err != nil {
 		internalError(w, r, "listing tools", err)
@@ -144,6 +145,7 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) mcpServers(w http.ResponseWriter, r *http.Request) {
+	s.Engine.WaitMCP(r.Context(), engine.ListWait) // a status, not "connecting"
 	var list []MCPStatus
 	if s.MCP != nil {
 		list = s.MCP()

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/openheim/openheim/runtime/engine/enginetest"
 )
 
 // TestTools compares /api/tools with seed 000's example
@@ -72,6 +75,27 @@ func TestTools(t *testing.T) {
 			if len(tool) != 2 || tool["type"] != "function" || len(tool["function"].(map[string]any)) != 3 {
 				t.Errorf("tool object shape: %v", tool)
 			}
+		}
+	}
+}
+
+// TestListingsWaitForConnectingMCPServers: right after start, an MCP
+// server still connecting is waited for (within its connect timeout):
+// /api/tools lists its tools and /api/mcp-servers its real status, not
+// "connected: false, error: null".
+func TestListingsWaitForConnectingMCPServers(t *testing.T) {
+	for _, path := range []string{"/api/tools", "/api/mcp-servers"} {
+		f := newFixture(t, "", false)
+		slow := enginetest.NewSlowMCP(300 * time.Millisecond)
+		f.srv.Engine.MCP = slow
+		f.srv.MCP = slow.Status
+		body := f.get(t, path, http.StatusOK)
+		want := `"slow__ping"`
+		if path == "/api/mcp-servers" {
+			want = `"connected":true`
+		}
+		if !strings.Contains(body, want) {
+			t.Errorf("%s right after start: %s", path, body)
 		}
 	}
 }

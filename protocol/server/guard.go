@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/openheim/openheim/protocol/sessionsapi"
 )
 
 // Guard puts the access check of `openheim serve` in front of h (also
@@ -38,12 +40,12 @@ func (g guard) wrap(next http.Handler) http.Handler {
 		if g.loopbackOnly && !loopbackHost(r.Host) {
 			// A web page that rebinds its own name to 127.0.0.1 must not
 			// read a token-less server.
-			jsonError(w, http.StatusForbidden, "host not allowed: "+r.Host)
+			jsonError(w, r, http.StatusForbidden, "host not allowed: "+r.Host)
 			return
 		}
 		origin := r.Header.Get("Origin")
 		if origin != "" && !g.originAllowed(origin, r.Host) {
-			jsonError(w, http.StatusForbidden, "origin not allowed: "+origin)
+			jsonError(w, r, http.StatusForbidden, "origin not allowed: "+origin)
 			return
 		}
 		if origin != "" {
@@ -61,7 +63,7 @@ func (g guard) wrap(next http.Handler) http.Handler {
 		if g.token != "" && (g.public == nil || !g.public(r)) {
 			if why := g.refuse(r); why != "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="openheim"`)
-				jsonError(w, http.StatusUnauthorized, why)
+				jsonError(w, r, http.StatusUnauthorized, why)
 				return
 			}
 		}
@@ -155,11 +157,24 @@ func isUpgrade(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-func jsonError(w http.ResponseWriter, status int, msg string) {
+// jsonError answers r with an error in the shape of the API r is for:
+// seed 003's {"error": {"code", "message"}} on the sessions API's routes,
+// seed 000's {"error": "..."} elsewhere.
+func jsonError(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	var body any = map[string]string{"error": msg}
+	if sessionsAPIPath(r.URL.Path) {
+		body = sessionsapi.ErrorBody(status, msg)
+	}
+	json.NewEncoder(w).Encode(body)
+}
+
+// sessionsAPIPath reports whether path is a route of the sessions API
+// (seed 003): /v1/... and /api/agents.
+func sessionsAPIPath(path string) bool {
+	return strings.HasPrefix(path, "/v1/") || path == "/api/agents" || strings.HasPrefix(path, "/api/agents/")
 }
 
 // BodyLimit bounds every request body of h to maxBody bytes: a declared
@@ -169,7 +184,7 @@ func jsonError(w http.ResponseWriter, status int, msg string) {
 func BodyLimit(h http.Handler, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > maxBody {
-			jsonError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (over %d bytes)", maxBody))
+			jsonError(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (over %d bytes)", maxBody))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)

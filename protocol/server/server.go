@@ -38,6 +38,9 @@ const (
 // timedOut is the body of a 503 for a handler past its time.
 const timedOut = `{"error":"request timed out"}`
 
+// timedOut003 is that body in the sessions API's shape.
+const timedOut003 = `{"error":{"code":"request_timeout","message":"request timed out"}}`
+
 // Options configure a Server.
 type Options struct {
 	Engine  *engine.Engine
@@ -162,6 +165,7 @@ func (l limits) wrap(h http.Handler, maxBody int64, upload bool) http.Handler {
 		timeout = l.upload
 	}
 	inner := http.TimeoutHandler(h, timeout, timedOut)
+	inner003 := http.TimeoutHandler(h, timeout, timedOut003)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if upload {
 			// The server's deadlines are sized for small bodies.
@@ -170,6 +174,10 @@ func (l limits) wrap(h http.Handler, maxBody int64, upload bool) http.Handler {
 			rc.SetWriteDeadline(time.Now().Add(timeout + writeTimeout))
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if sessionsAPIPath(r.URL.Path) {
+			inner003.ServeHTTP(w, r)
+			return
+		}
 		inner.ServeHTTP(w, r)
 	})
 }

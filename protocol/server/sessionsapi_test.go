@@ -80,7 +80,7 @@ func TestSessionsAPISharesTurnsWithWS(t *testing.T) {
 	c.agentCall(2, "session/prompt", prompt(id, "hello over ws"))
 	waitFor(t, func() bool {
 		return stream.has("session.input.consumed", "hello over ws") && stream.has("response.output_text.delta", "from ws") &&
-			stream.has("response.completed", "resp_0")
+			stream.has("response.completed", "resp_"+strings.ReplaceAll(id, "-", "")+"_0")
 	})
 
 	f.llm.Enqueue(llmtest.Reply{Text: []string{"from sse ", "and more"}, Hang: true})
@@ -98,7 +98,7 @@ func TestSessionsAPISharesTurnsWithWS(t *testing.T) {
 	}
 	// The /ws client cancels the turn the sessions API started.
 	c.send("agent", map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": id}})
-	waitFor(t, func() bool { return stream.has("response.incomplete", "cancelled") && f.srv.Hub().Running() == 0 })
+	waitFor(t, func() bool { return stream.has("response.cancelled", "cancelled") && f.srv.Hub().Running() == 0 })
 
 	// The same access rules as the rest of serve: the API is on the guarded mux.
 	if code, _ := f.get(t, "/v1/openapi.json", nil); code != 200 {

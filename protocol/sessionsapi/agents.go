@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/runtime/bundle"
+	"github.com/openheim/openheim/runtime/ids"
 	"github.com/openheim/openheim/runtime/subagent"
 )
 
@@ -57,38 +58,74 @@ func newAgents(bundles bundle.Store, profilesDir string, maxBundle int64, now fu
 // create checks an uploaded bundle (read whole, at most maxBundle bytes)
 // and stores it as a new agent.
 func (s *agents) create(data []byte) (Agent, error) {
+	ag, err := s.check(data, "")
+	if err != nil {
+		return Agent{}, err
+	}
+	return ag, s.put(ag, data)
+}
+
+// check makes the agent of an uploaded bundle, of kind (bundle.Agent's
+// Kind), without storing it.
+func (s *agents) check(data []byte, kind string) (Agent, error) {
 	ag, err := bundle.New(data, s.maxBundle, s.now())
 	if err != nil {
 		return Agent{}, err
 	}
+	ag.Kind = kind
 	if s.validate != nil {
 		if err := s.validate(ag); err != nil {
 			return Agent{}, badRequest("%s", err)
 		}
 	}
-	if ag.Name == defaultAgentName {
-		return Agent{}, bundle.NameTaken(ag.Name, defaultAgentID)
-	}
-	for _, p := range s.profiles() {
-		if p.Name == ag.Name {
-			return Agent{}, bundle.NameTaken(ag.Name, p.ID)
-		}
-	}
-	if err := s.bundles.Put(ag, data); err != nil {
-		return Agent{}, err
-	}
-	return ag.Clone(), nil
+	return ag, nil
 }
 
-// list returns every agent: the default first, then by created_at, ties
-// by id.
+// put stores an agent check made; an agent of its own needs a name no
+// other has (session-scoped ones need not).
+func (s *agents) put(ag Agent, data []byte) error {
+	if ag.Kind != bundle.KindSession {
+		if ag.Name == defaultAgentName {
+			return bundle.NameTaken(ag.Name, defaultAgentID)
+		}
+		for _, p := range s.profiles() {
+			if p.Name == ag.Name {
+				return bundle.NameTaken(ag.Name, p.ID)
+			}
+		}
+	}
+	return s.bundles.Put(ag, data)
+}
+
+// clone stores a session-scoped copy of uploaded agent id: a new id, the
+// same bundle and config (seed 003's fork).
+func (s *agents) clone(id string) (Agent, error) {
+	data, err := s.bundles.Bundle(id)
+	if err != nil {
+		return Agent{}, err
+	}
+	ag, err := s.get(id)
+	if err != nil {
+		return Agent{}, err
+	}
+	ag.ID, ag.CreatedAt, ag.Kind = ids.New(bundle.IDPrefix), s.now().Unix(), bundle.KindSession
+	return ag, s.bundles.Put(ag, data)
+}
+
+// list returns every agent but the session-scoped ones (they belong to
+// their session, which names them): the default first, then by
+// created_at, ties by id.
 func (s *agents) list() ([]Agent, error) {
 	uploaded, err := s.bundles.List()
 	if err != nil {
 		return nil, err
 	}
 	out := append([]Agent{defaultAgent()}, s.profiles()...)
-	out = append(out, uploaded...)
+	for _, ag := range uploaded {
+		if ag.Kind != bundle.KindSession {
+			out = append(out, ag)
+		}
+	}
 	slices.SortStableFunc(out[1:], func(a, b Agent) int {
 		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), strings.Compare(a.ID, b.ID))
 	})

@@ -14,10 +14,10 @@ type agentForker interface {
 	Fork(ctx context.Context, id string) (session.Meta, error)
 }
 
-// fork copies conv (its first upTo messages; -1 all). A session an
+// forkConv copies conv (its first upTo messages; -1 all). A session an
 // external agent runs is forked on the agent, whole: an agent that cannot
 // fork is refused, and nothing is copied.
-func (a *API) fork(ctx context.Context, conv *session.Conversation, upTo int) (session.Meta, error) {
+func (a *API) forkConv(ctx context.Context, conv *session.Conversation, upTo int) (session.Meta, error) {
 	if conv.Meta.ACP == nil {
 		return session.Fork(a.opts.Store, conv.Meta.ID, upTo, a.opts.Now())
 	}

@@ -237,7 +237,7 @@ func TestAgentListAndGet(t *testing.T) {
 			t.Errorf("%q: got %q, want %q", query, got, want)
 		}
 	}
-	var e map[string]string
+	var e map[string]any
 	if code := f.do("GET", "/api/agents?after=ag_nope", "", nil, &e); code != 400 {
 		t.Errorf("bad cursor: %d %v", code, e)
 	}
@@ -256,7 +256,7 @@ func TestAgentListAndGet(t *testing.T) {
 		t.Errorf("default agent: %d %+v", code, ag)
 	}
 	for _, id := range []string{"ag_profile_broken", "ag_profile_nope", "ag_000000000000000000000000", "ag_.."} {
-		if code := f.do("GET", "/api/agents/"+id, "", nil, &e); code != 404 || !strings.Contains(e["error"], "not found") {
+		if code := f.do("GET", "/api/agents/"+id, "", nil, &e); code != 404 || !strings.Contains(errMsg(e), "not found") {
 			t.Errorf("get %s: %d %v", id, code, e)
 		}
 	}
@@ -274,7 +274,7 @@ func TestAgentDelete(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.dir, ag.ID)); !os.IsNotExist(err) {
 		t.Errorf("files left: %v", err)
 	}
-	var e map[string]string
+	var e map[string]any
 	if code := f.do("GET", "/api/agents/"+ag.ID, "", nil, &e); code != 404 {
 		t.Errorf("get after delete: %d", code)
 	}
@@ -292,7 +292,7 @@ func TestAgentDelete(t *testing.T) {
 		"ag_default":        "read-only",
 		"ag_profile_reader": filepath.Join(f.agents, "reader.md"),
 	} {
-		if code := f.do("DELETE", "/api/agents/"+id, "", nil, &e); code != 400 || !strings.Contains(e["error"], want) {
+		if code := f.do("DELETE", "/api/agents/"+id, "", nil, &e); code != 400 || !strings.Contains(errMsg(e), want) {
 			t.Errorf("delete %s: %d %v", id, code, e)
 		}
 	}
@@ -358,18 +358,18 @@ func TestAgentRejectedBundles(t *testing.T) {
 		{"default's name", cfg("name: openheim\n"), 409, "(id ag_default)"},
 		{"profile's name", cfg("name: reader\n"), 409, "(id ag_profile_reader)"},
 	} {
-		var e map[string]string
+		var e map[string]any
 		code := f.upload("bundle", c.bundle, &e)
-		if code != c.status || !strings.Contains(e["error"], c.want) {
-			t.Errorf("%s: %d %q, want %d with %q", c.name, code, e["error"], c.status, c.want)
+		if code != c.status || !strings.Contains(errMsg(e), c.want) {
+			t.Errorf("%s: %d %q, want %d with %q", c.name, code, errMsg(e), c.status, c.want)
 		}
 	}
 
-	var e map[string]string
-	if code := f.upload("file", bundletest.Config("name: x\n"), &e); code != 400 || e["error"] != "missing bundle part" {
+	var e map[string]any
+	if code := f.upload("file", bundletest.Config("name: x\n"), &e); code != 400 || errMsg(e) != "missing bundle part" {
 		t.Errorf("missing part: %d %v", code, e)
 	}
-	if code := f.do("POST", "/api/agents", "application/json", []byte(`{"name":"x"}`), &e); code != 400 || !strings.Contains(e["error"], "multipart") {
+	if code := f.do("POST", "/api/agents", "application/json", []byte(`{"name":"x"}`), &e); code != 400 || !strings.Contains(errMsg(e), "multipart") {
 		t.Errorf("not multipart: %d %v", code, e)
 	}
 	huge := make([]byte, agentTestMaxBundle+bundleFormSlack+1)

@@ -3,7 +3,6 @@ package sessionsapi
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
@@ -18,6 +17,18 @@ func (a *API) compact(t *tracker) error {
 	if err != nil {
 		return err
 	}
+	t.mu.Lock()
+	if t.runner.starting {
+		t.mu.Unlock()
+		return conflict("a turn is starting: wait for it or interrupt it, then compact")
+	}
+	t.runner.starting, t.runner.kind = true, runCompact // the stream announces the compaction
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.runner.starting = false
+		t.mu.Unlock()
+	}()
 	_, err = a.opts.Hub.Run(t.id, nil, func(ctx context.Context, sink event.Sink) (event.End, error) {
 		req.Sink = sink
 		end, err := a.opts.Engine.Compact(ctx, req)
@@ -28,7 +39,7 @@ func (a *API) compact(t *tracker) error {
 	})
 	var busy *session.BusyError
 	if errors.As(err, &busy) {
-		return &apiError{http.StatusConflict, "a turn is running: wait for it or interrupt it, then compact"}
+		return conflict("a turn is running: wait for it or interrupt it, then compact")
 	}
 	return err
 }

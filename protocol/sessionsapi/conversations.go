@@ -1,6 +1,7 @@
 package sessionsapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -117,18 +118,17 @@ func (a *API) handlePatchConversation(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	// Only title (string | null) is updatable; null clears it.
 	var req struct {
-		Title *string `json:"title"`
+		Title json.RawMessage `json:"title"`
 	}
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	if req.Title != nil {
-		if err := a.setTitle(id, *req.Title); err != nil {
-			writeError(w, err)
-			return
-		}
+	if err := a.patchTitle(id, req.Title); err != nil {
+		writeError(w, err)
+		return
 	}
 	c, err := a.conversation(id)
 	if err != nil {
@@ -136,6 +136,33 @@ func (a *API) handlePatchConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, c)
+}
+
+// patchTitle applies a title given as JSON: a string renames the session,
+// null clears its title, nothing leaves it.
+func (a *API) patchTitle(id string, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if string(raw) == "null" {
+		return a.clearTitle(id)
+	}
+	var title string
+	if err := json.Unmarshal(raw, &title); err != nil {
+		return badRequest("title must be a string or null")
+	}
+	return a.setTitle(id, title)
+}
+
+// clearTitle removes session id's title.
+func (a *API) clearTitle(id string) error {
+	m, err := a.opts.Store.LoadMeta(id)
+	if err != nil {
+		return err
+	}
+	m.Title = nil
+	m.UpdatedAt = a.opts.Now().UTC()
+	return a.opts.Store.SaveMeta(*m)
 }
 
 func (a *API) handleDeleteConversation(w http.ResponseWriter, r *http.Request) {

@@ -21,15 +21,58 @@ type eventInput struct {
 	Data json.RawMessage `json:"data"`
 }
 
+// decodeEvent reads an event body: one that is not {type, data?} with
+// data an object is a 422 (seed 003: the body fails validation); what its
+// data must hold is each type's own check (a 400).
+func decodeEvent(r *http.Request) (eventInput, error) {
+	var ev eventInput
+	if err := decodeJSON(r, &ev); err != nil {
+		return ev, unprocessable(err)
+	}
+	if strings.TrimSpace(ev.Type) == "" {
+		return ev, invalid("type is required")
+	}
+	if d := strings.TrimSpace(string(ev.Data)); d != "" && d != "null" && !strings.HasPrefix(d, "{") {
+		return ev, invalid("data must be an object")
+	}
+	return ev, nil
+}
+
+// eventHandler answers one type of event posted to session id's tracker.
+type eventHandler func(a *API, t *tracker, id string, data json.RawMessage) (any, error)
+
+// eventHandlers are the event types openheim takes (inputs.go has the
+// items a client queues besides messages).
+var eventHandlers = map[string]eventHandler{
+	"message":              (*API).postMessage,
+	"interrupt":            (*API).postInterrupt,
+	"stop_session":         (*API).postInterrupt,
+	"function_call_output": (*API).postOutput,
+	"tool_result":          (*API).postOutput,
+	"function_call":        (*API).postCall,
+	"reasoning":            (*API).postReasoning,
+	"compact":              (*API).postCompact,
+}
+
+// bypassFailed are the events a failed session still takes: they stop
+// what runs, and nothing does.
+var bypassFailed = map[string]bool{"interrupt": true, "stop_session": true}
+
 func (a *API) handlePostEvent(w http.ResponseWriter, r *http.Request) {
 	id, err := a.sessionUUID(r.PathValue("session_id"))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	var ev eventInput
-	if err := decodeJSON(r, &ev); err != nil {
+	ev, err := decodeEvent(r)
+	if err != nil {
 		writeError(w, err)
+		return
+	}
+	handle := eventHandlers[ev.Type]
+	if handle == nil {
+		writeError(w, badRequest("unknown event type %q (openheim takes message, function_call_output, tool_result, "+
+			"function_call, reasoning, interrupt, stop_session and compact)", ev.Type))
 		return
 	}
 	t, err := a.sessions.tracker(id)
@@ -39,67 +82,58 @@ func (a *API) handlePostEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	// An event on an idle session leaves nothing to track.
 	defer func() { go a.sessions.release(id, t) }()
-	switch ev.Type {
-	case "message":
-		var it inputItem
-		if err := strictData(ev.Data, &it); err != nil {
-			writeError(w, err)
-			return
-		}
-		m, err := a.inputMessage(id, it, false)
-		if err != nil {
-			writeError(w, badRequest("message: %v", err))
-			return
-		}
-		if err := a.sessionWorkspaceOK(id); err != nil {
-			writeError(w, err)
-			return
-		}
-		var qid string
-		err = a.sessions.withTracker(id, func(tr *tracker) (err error) {
-			qid, err = tr.post(m.Content)
-			return err
-		})
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusAccepted, map[string]any{"queued": true, "queued_item_id": qid})
-	case "interrupt":
-		t.interrupt()
-		writeJSON(w, http.StatusAccepted, map[string]any{"queued": false})
-	case "function_call_output":
-		var out struct {
-			CallID string          `json:"call_id"`
-			Output json.RawMessage `json:"output"`
-		}
-		if err := strictData(ev.Data, &out); err != nil {
-			writeError(w, err)
-			return
-		}
-		text, err := toolOutputText(out.Output)
-		if err != nil || out.CallID == "" {
-			writeError(w, badRequest("function_call_output needs data {call_id, output}: output a string or JSON"))
-			return
-		}
-		if err := t.deliver(out.CallID, text); err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusAccepted, map[string]any{"queued": false})
-	case "compact":
-		if len(ev.Data) > 0 && strings.TrimSpace(string(ev.Data)) != "{}" && string(ev.Data) != "null" {
-			writeError(w, badRequest("compact takes no data ({})"))
-			return
-		}
-		if err := a.compact(t); err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusAccepted, map[string]any{"queued": true})
-	default:
-		writeError(w, badRequest("unknown event type %q (openheim accepts message, interrupt, function_call_output and compact)", ev.Type))
+	if why := t.failedWhy(); why != "" && !bypassFailed[ev.Type] {
+		writeError(w, failedError(why))
+		return
 	}
+	answer, err := handle(a, t, id, ev.Data)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, answer)
+}
+
+func (a *API) postMessage(_ *tracker, id string, data json.RawMessage) (any, error) {
+	var it inputItem
+	if err := strictData(data, &it); err != nil {
+		return nil, err
+	}
+	m, err := a.inputMessage(id, it, false)
+	if err != nil {
+		return nil, badRequest("message: %v", err)
+	}
+	if err := a.sessionWorkspaceOK(id); err != nil {
+		return nil, err
+	}
+	var qid string
+	err = a.sessions.withTracker(id, func(tr *tracker) (err error) {
+		qid, err = tr.post(m.Content)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"queued": true, "queued_item_id": qid}, nil
+}
+
+// postInterrupt cancels the running turn at once and drops the queued
+// input (interrupt). stop_session does the same: openheim runs sessions
+// in-process, so stopping the live session is stopping its turn, and the
+// next message starts a new one (seed 003: stop is not sticky).
+func (a *API) postInterrupt(t *tracker, _ string, _ json.RawMessage) (any, error) {
+	t.interrupt()
+	return map[string]any{"queued": false}, nil
+}
+
+func (a *API) postCompact(t *tracker, _ string, data json.RawMessage) (any, error) {
+	if len(data) > 0 && strings.TrimSpace(string(data)) != "{}" && string(data) != "null" {
+		return nil, badRequest("compact takes no data ({})")
+	}
+	if err := a.compact(t); err != nil {
+		return nil, err
+	}
+	return map[string]any{"queued": true}, nil
 }
 
 // strictData decodes an event's data, refusing unknown fields.
@@ -188,7 +222,8 @@ func (a *API) fileBlock(id, fid string, imageOnly bool) (message.Block, error) {
 	}
 	ct := f.Metadata.ContentType
 	if strings.HasPrefix(ct, "image/") {
-		return message.Block{Type: message.TypeImage, MimeType: strings.SplitN(ct, ";", 2)[0], Data: base64.StdEncoding.EncodeToString(data)}, nil
+		return message.Block{Type: message.TypeImage, MimeType: strings.SplitN(ct, ";", 2)[0], Data: base64.StdEncoding.EncodeToString(data),
+			FileID: fid}, nil
 	}
 	if imageOnly {
 		return message.Block{}, fmt.Errorf("file %s is %s, not an image", fid, ct)
@@ -196,7 +231,9 @@ func (a *API) fileBlock(id, fid string, imageOnly bool) (message.Block, error) {
 	if !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
 		return message.Block{}, fmt.Errorf("file %s is binary (%s): only text files and images can be sent", fid, ct)
 	}
-	return message.Text(fmt.Sprintf("<file name=%q>\n%s\n</file>", f.Metadata.Filename, strings.TrimSuffix(string(data), "\n"))), nil
+	b := message.Text(fmt.Sprintf("<file name=%q>\n%s\n</file>", f.Metadata.Filename, strings.TrimSuffix(string(data), "\n")))
+	b.FileID = fid
+	return b, nil
 }
 
 // dataURL splits "data:<mime>;base64,<data>".
@@ -240,7 +277,7 @@ func (a *API) handleResolve(w http.ResponseWriter, r *http.Request) {
 	switch req.Action {
 	case "accept", "decline", "cancel":
 	default:
-		writeError(w, &apiError{http.StatusUnprocessableEntity, `action must be "accept", "decline" or "cancel"`})
+		writeError(w, invalid(`action must be "accept", "decline" or "cancel"`))
 		return
 	}
 	t := a.sessions.lookup(id)

@@ -49,7 +49,7 @@ work_dir = "`+work+`"
 api_base = "`+llm.URL()+`"
 default_model = "m1"
 models = ["m1", "m2"]
-`+extraConfig), 0o600)
+`+strings.ReplaceAll(extraConfig, `"LLM"`, `"`+llm.URL()+`"`)), 0o600)
 	cfg, err := config.LoadWith(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -248,4 +248,36 @@ func at(m map[string]any, path ...string) any {
 		v = mm[p]
 	}
 	return v
+}
+
+// id is the full id of an item or response of session conv, written short
+// in tests: id(conv, "fc_1_0") is "fc_<conv's uuid hex>_1_0".
+func id(conv, short string) string {
+	kind, pos, _ := strings.Cut(short, "_")
+	return kind + "_" + string(idsOf(strings.TrimPrefix(conv, "conv_"))) + "_" + pos
+}
+
+// errMsg is the message of an error answer ({"error": {"code", "message"}});
+// "" when the body is not one.
+func errMsg(body map[string]any) string {
+	msg, _ := at(body, "error", "message").(string)
+	return msg
+}
+
+// errCode is the code of an error answer.
+func errCode(body map[string]any) string {
+	code, _ := at(body, "error", "code").(string)
+	return code
+}
+
+// waitUntil waits (up to 10 s) for cond.
+func waitUntil(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

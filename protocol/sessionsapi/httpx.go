@@ -14,29 +14,105 @@ import (
 )
 
 // apiError is an error with the HTTP status it answers with. Bodies are
-// {"error": "..."} as everywhere else in `openheim serve`.
+// {"error": {"code": "...", "message": "..."}}: the code is what a client
+// switches on (seed 003 names invalid_input), the message what it shows.
 type apiError struct {
 	status int
 	msg    string
+	code   string // "" is the status's own (errorCode)
 }
 
 func (e *apiError) Error() string { return e.msg }
 
+// Code is the machine-readable kind of the error.
+func (e *apiError) Code() string {
+	if e.code != "" {
+		return e.code
+	}
+	return errorCode(e.status)
+}
+
+// Error codes, by the status they usually come with.
+const (
+	codeInvalidInput = "invalid_input"
+	codeNotFound     = "not_found"
+	codeConflict     = "conflict"
+	codeTooLarge     = "payload_too_large"
+	codeTimeout      = "request_timeout"
+	codeUnauthorized = "unauthorized"
+	codeForbidden    = "forbidden"
+	codeServerError  = "server_error"
+	codeUnavailable  = "unavailable"
+	// codeSessionFailed refuses an event to a session in the failed state.
+	codeSessionFailed = "session_failed"
+)
+
+// errorCode is the code of an error answered with status.
+func errorCode(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return codeInvalidInput
+	case http.StatusNotFound:
+		return codeNotFound
+	case http.StatusConflict:
+		return codeConflict
+	case http.StatusRequestEntityTooLarge:
+		return codeTooLarge
+	case http.StatusRequestTimeout:
+		return codeTimeout
+	case http.StatusServiceUnavailable:
+		return codeUnavailable
+	case http.StatusUnauthorized:
+		return codeUnauthorized
+	case http.StatusForbidden:
+		return codeForbidden
+	}
+	return codeServerError
+}
+
+// ErrorBody is the body of an error answer of this API, for the layers in
+// front of it (the server's token check, limits and timeouts) to answer
+// in the same shape.
+func ErrorBody(status int, msg string) map[string]any {
+	return errorBody(errorCode(status), msg)
+}
+
+func errorBody(code, msg string) map[string]any {
+	return map[string]any{"error": map[string]string{"code": code, "message": msg}}
+}
+
 func badRequest(format string, a ...any) error {
-	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, a...)}
+	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, a...)}
+}
+
+// invalid is a 422: a request body that is not what the route takes (seed
+// 003's "fails validation").
+func invalid(format string, a ...any) error {
+	return &apiError{status: http.StatusUnprocessableEntity, msg: fmt.Sprintf(format, a...)}
+}
+
+// unprocessable makes err, a 400 of this API, a 422: the routes whose
+// body validation seed 003 answers with 422 (creating a session, posting
+// an event) use it on what their checks refuse. Other statuses stay.
+func unprocessable(err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.status == http.StatusBadRequest {
+		return &apiError{status: http.StatusUnprocessableEntity, msg: ae.msg, code: ae.code}
+	}
+	return err
 }
 
 func notFound(format string, a ...any) error {
-	return &apiError{http.StatusNotFound, fmt.Sprintf(format, a...)}
+	return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf(format, a...)}
 }
 
 func conflict(format string, a ...any) error {
-	return &apiError{http.StatusConflict, fmt.Sprintf(format, a...)}
+	return &apiError{status: http.StatusConflict, msg: fmt.Sprintf(format, a...)}
 }
 
 // tooLarge is a 413: a body, or a part of one, over its limit.
 func tooLarge(format string, a ...any) error {
-	return &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf(format, a...)}
+	return &apiError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf(format, a...)}
 }
 
 // readError is what a failed read of the request body answers: 413 past
@@ -58,7 +134,7 @@ func cutBody(err error) error {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &apiError{http.StatusRequestTimeout, "the request body did not arrive within the read timeout"}
+		return &apiError{status: http.StatusRequestTimeout, msg: "the request body did not arrive within the read timeout"}
 	}
 	return nil
 }
@@ -89,7 +165,7 @@ func fromStore(se *storeerr.Error) error {
 		return badRequest("%s", se.Msg)
 	}
 	if status, ok := storeStatus[se.Kind]; ok {
-		return &apiError{status, se.Msg}
+		return &apiError{status: status, msg: se.Msg}
 	}
 	return errors.New(se.Msg) // a kind this API does not know: a 500
 
@@ -102,15 +178,15 @@ func writeError(w http.ResponseWriter, err error) {
 	}
 	var ae *apiError
 	if errors.As(err, &ae) {
-		writeJSON(w, ae.status, map[string]string{"error": ae.msg})
+		writeJSON(w, ae.status, errorBody(ae.Code(), ae.msg))
 		return
 	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": fmt.Sprintf("request body over %d bytes", tooBig.Limit)})
+		writeJSON(w, http.StatusRequestEntityTooLarge, ErrorBody(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit)))
 		return
 	}
-	writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+	writeJSON(w, http.StatusInternalServerError, ErrorBody(http.StatusInternalServerError, err.Error()))
 }
 
 // decodeJSON reads the request body into v, refusing unknown fields and

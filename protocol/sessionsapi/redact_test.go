@@ -69,7 +69,7 @@ func TestErrorAnswersMasked(t *testing.T) {
 		}
 		writeJSON(w, 200, map[string]string{"content": "sk-answer-secret-9"})
 	}), red)
-	for path, want := range map[string]string{"/fail": `{"error":"cannot open <redacted>"}`, "/ok": `{"content":"sk-answer-secret-9"}`} {
+	for path, want := range map[string]string{"/fail": `{"error":{"code":"server_error","message":"cannot open <redacted>"}}`, "/ok": `{"content":"sk-answer-secret-9"}`} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		if got := strings.TrimSpace(rec.Body.String()); got != want {

@@ -3,6 +3,7 @@ package sessionsapi
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,10 @@ type settings struct {
 	ModelOverride *string           `json:"model_override"`
 	Archived      bool              `json:"archived"`
 	ClientTools   []ClientTool      `json:"client_tools,omitempty"`
+	// Failed is why the session failed (seed 003's failed state: a turn
+	// ended in an error); "" while it has not. A failed session takes no
+	// more events; a fork of it starts idle.
+	Failed string `json:"failed,omitempty"`
 }
 
 // sessionRegistry holds the trackers of the sessions the API is watching
@@ -47,7 +52,7 @@ func (r *sessionRegistry) tracker(id string) (*tracker, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, &apiError{503, "the server is shutting down"}
+		return nil, &apiError{status: http.StatusServiceUnavailable, msg: "the server is shutting down"}
 	}
 	if t := r.trackers[id]; t != nil {
 		return t, nil

@@ -3,6 +3,7 @@ package sessionsapi
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
@@ -18,14 +19,28 @@ type runnerState struct {
 	queue         []queuedInput
 	consumed      []string // queued ids of inputs handed to a turn, oldest first
 	starting      bool     // a turn is being started
+	kind          int      // of the run this tracker starts next (runTurn...)
 	interruptedAt any      // unix seconds of the last interrupt, or nil
 	dropped       []string // queued ids an interrupt dropped
+	// stored are closed when the input of that queued id is stored, or
+	// will not be (its turn ended or could not start): awaitStored.
+	stored map[string]chan struct{}
 }
 
 type queuedInput struct {
 	id  string
 	msg message.Message
+	// record: an item stored as it is (inputs.go), not a turn's input.
+	record bool
 }
+
+// Kinds of the run a tracker starts (runnerState.kind): what the stream
+// makes of the hub's TurnStart.
+const (
+	runTurn    = iota // a turn: a response
+	runRecord         // queued items stored as they are: no response
+	runCompact        // a compaction: a response, announced as one
+)
 
 // consumedID is the queued id of the input just stored, or the item's own
 // id for input that was never queued here (a prompt on /ws).
@@ -35,66 +50,171 @@ func (r *runnerState) consumedID(itemID string) string {
 	}
 	id := r.consumed[0]
 	r.consumed = r.consumed[1:]
+	r.settle(id)
 	return id
+}
+
+// settle wakes whoever awaits queued id's storing.
+func (r *runnerState) settle(id string) {
+	if ch := r.stored[id]; ch != nil {
+		close(ch)
+		delete(r.stored, id)
+	}
+}
+
+// settleAll wakes every waiter: a turn ended, what it did not store it
+// will not.
+func (r *runnerState) settleAll() {
+	for id := range r.stored {
+		r.settle(id)
+	}
+}
+
+// awaitStored waits until queued input id is stored, its turn ended
+// without storing it, or max passed.
+func (t *tracker) awaitStored(id string, max time.Duration) {
+	t.mu.Lock()
+	ch := t.runner.stored[id]
+	t.mu.Unlock()
+	if ch == nil {
+		return // settled already
+	}
+	timer := time.NewTimer(max)
+	defer timer.Stop()
+	select {
+	case <-ch:
+	case <-timer.C:
+	}
 }
 
 // post queues a user message; it starts a turn if none is running.
 func (t *tracker) post(content []message.Block) (string, error) {
 	t.mu.Lock()
-	if t.retired {
+	if err := t.acceptingLocked(); err != nil {
 		t.mu.Unlock()
-		return "", errRetired
+		return "", err
 	}
-	if t.closed {
-		t.mu.Unlock()
-		return "", notFound("session %q not found", t.conv)
-	}
-	id := ids.New("qi_")
-	t.runner.queue = append(t.runner.queue, queuedInput{id: id, msg: message.Message{Role: message.RoleUser, Content: content}})
+	id := t.enqueueLocked(queuedInput{msg: message.Message{Role: message.RoleUser, Content: content}})
 	t.mu.Unlock()
 	t.kick()
 	return id, nil
 }
 
-// takeInbox hands the queued messages to the running turn (its checkpoint).
+// acceptingLocked refuses input to a tracker that cannot take it. mu is
+// held.
+func (t *tracker) acceptingLocked() error {
+	switch {
+	case t.retired:
+		return errRetired
+	case t.closed:
+		return notFound("session %q not found", t.conv)
+	case t.failed != "":
+		return failedError(t.failed)
+	}
+	return nil
+}
+
+// enqueueLocked queues in under a new queued id. mu is held.
+func (t *tracker) enqueueLocked(in queuedInput) string {
+	in.id = ids.New("qi_")
+	t.runner.queue = append(t.runner.queue, in)
+	if t.runner.stored == nil {
+		t.runner.stored = map[string]chan struct{}{}
+	}
+	t.runner.stored[in.id] = make(chan struct{})
+	return in.id
+}
+
+// takeInbox hands the queued messages to the running turn (its
+// checkpoint), up to the first queued item to record: that waits for the
+// turn's end, and what was posted after it waits behind it.
 func (t *tracker) takeInbox() []message.Message {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []message.Message
+	n := 0
 	for _, q := range t.runner.queue {
+		if q.record {
+			break
+		}
 		out = append(out, q.msg)
 		t.runner.consumed = append(t.runner.consumed, q.id)
+		n++
 	}
-	t.runner.queue = nil
+	t.runner.queue = t.runner.queue[n:]
 	return out
 }
 
-// kick starts a turn with the first queued message, unless a turn runs
-// (that one's end kicks again).
+// kick starts a turn with the first queued message, or stores the queued
+// items to record at the head of the queue, unless a turn runs (that
+// one's end kicks again).
 func (t *tracker) kick() {
 	t.mu.Lock()
-	if t.closed || t.runner.starting || len(t.runner.queue) == 0 || t.api.opts.Hub.IsRunning(t.id) {
+	if t.closed || t.failed != "" || t.runner.starting || len(t.runner.queue) == 0 || t.api.opts.Hub.IsRunning(t.id) {
 		t.mu.Unlock()
 		return
 	}
-	in := t.runner.queue[0]
-	t.runner.queue = t.runner.queue[1:]
+	n := 1
+	if t.runner.queue[0].record {
+		for n < len(t.runner.queue) && t.runner.queue[n].record {
+			n++
+		}
+	}
+	batch := append([]queuedInput(nil), t.runner.queue[:n]...)
+	t.runner.queue = t.runner.queue[n:]
 	t.runner.starting = true
+	t.runner.kind = runTurn
+	if batch[0].record {
+		t.runner.kind = runRecord
+	}
 	t.mu.Unlock()
 
-	err := t.start(in)
+	var err error
+	if batch[0].record {
+		err = t.startRecord(batch)
+	} else {
+		err = t.start(batch[0])
+	}
 	t.mu.Lock()
 	t.runner.starting = false
 	if err != nil {
-		var busy *session.BusyError
-		if errors.As(err, &busy) {
-			// A turn began elsewhere meanwhile: ours waits for its end.
-			t.runner.queue = append([]queuedInput{in}, t.runner.queue...)
-		} else {
-			t.api.log.Warn("sessions api: a queued message could not start a turn", "session", t.id, "err", err)
-		}
+		t.notStarted(batch, err)
 	}
 	t.mu.Unlock()
+}
+
+// notStarted puts back input whose run could not start because a turn
+// began elsewhere meanwhile (it waits for that one's end); any other
+// refusal drops it, and the stream says so. mu is held.
+func (t *tracker) notStarted(batch []queuedInput, err error) {
+	var busy *session.BusyError
+	if errors.As(err, &busy) {
+		t.runner.queue = append(batch, t.runner.queue...)
+		return
+	}
+	t.api.log.Warn("sessions api: queued input could not start a turn", "session", t.id, "err", err)
+	for _, in := range batch {
+		t.runner.settle(in.id)
+		t.emitSSE("response.error", map[string]any{"code": "turn_not_started", "param": nil, "queued_item_id": in.id,
+			"message": "the queued input could not start a turn: " + err.Error()})
+	}
+}
+
+// startRecord stores queued items as they are, in a run of their own.
+func (t *tracker) startRecord(batch []queuedInput) error {
+	msgs := make([]message.Message, len(batch))
+	for i, in := range batch {
+		msgs[i] = in.msg
+	}
+	_, err := t.api.opts.Hub.Run(t.id, nil, func(ctx context.Context, sink event.Sink) (event.End, error) {
+		t.mu.Lock()
+		for _, in := range batch {
+			t.runner.consumed = append(t.runner.consumed, in.id)
+		}
+		t.mu.Unlock()
+		return t.api.opts.Engine.Record(ctx, engine.Request{SessionID: t.id, Sink: sink}, msgs)
+	})
+	return err
 }
 
 // start runs a turn with in as its input, on the session's runner.
@@ -126,6 +246,7 @@ func (t *tracker) interrupt() bool {
 		t.runner.dropped = nil
 		for _, q := range t.runner.queue {
 			t.runner.dropped = append(t.runner.dropped, q.id)
+			t.runner.settle(q.id)
 		}
 		t.runner.queue = nil
 	}

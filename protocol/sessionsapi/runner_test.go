@@ -153,7 +153,7 @@ func TestStreamShowsDropped(t *testing.T) {
 	}
 	var stored []string
 	for _, e := range s.all() {
-		if e.Name == "response.output_item.done" {
+		if e.Name == "response.output_item.done" && at(e.Data, "item", "status") == "completed" {
 			stored = append(stored, fmt.Sprint(at(e.Data, "item", "type")))
 		}
 	}

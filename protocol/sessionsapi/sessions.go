@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openheim/openheim/runtime/bundle"
 	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
@@ -19,21 +20,26 @@ import (
 // always null here; pending_inputs, todos and terminal_pending are always
 // empty. List entries leave out items and the snapshot-only fields.
 type SessionResponse struct {
-	ID                  string            `json:"id"`
-	Object              string            `json:"object"`
-	AgentID             string            `json:"agent_id"`
-	AgentName           *string           `json:"agent_name"`
-	Status              string            `json:"status"`
-	CreatedAt           int64             `json:"created_at"`
-	UpdatedAt           int64             `json:"updated_at"`
-	Title               *string           `json:"title"`
-	Labels              map[string]string `json:"labels"`
-	Model               string            `json:"model"` // provider/model the next turn uses
-	ModelOverride       *string           `json:"model_override"`
-	Workspace           string            `json:"workspace"`
-	Archived            bool              `json:"archived"`
-	RunnerID            *string           `json:"runner_id"`
-	ExternalSessionID   *string           `json:"external_session_id"`
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	AgentID           string            `json:"agent_id"`
+	AgentName         *string           `json:"agent_name"`
+	Status            string            `json:"status"`
+	CreatedAt         int64             `json:"created_at"`
+	UpdatedAt         int64             `json:"updated_at"`
+	Title             *string           `json:"title"`
+	Labels            map[string]string `json:"labels"`
+	Model             string            `json:"model"` // provider/model the next turn uses
+	ModelOverride     *string           `json:"model_override"`
+	Workspace         string            `json:"workspace"`
+	Archived          bool              `json:"archived"`
+	RunnerID          *string           `json:"runner_id"`
+	ExternalSessionID *string           `json:"external_session_id"`
+	CostControl       *string           `json:"cost_control_mode_override"` // always null
+	GitBranch         *string           `json:"git_branch"`                 // always null
+	// TotalCostUSD is what the session's model calls cost, from the
+	// config's [prices]; null when a model it used has no price.
+	TotalCostUSD        *float64          `json:"total_cost_usd"`
 	Items               *[]Item           `json:"items,omitempty"`
 	PendingElicitations *[]map[string]any `json:"pending_elicitations,omitempty"`
 	PendingInputs       *[]any            `json:"pending_inputs,omitempty"`
@@ -89,10 +95,13 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 		r.Status = t.status()
 	} else if a.opts.Hub.IsRunning(id) {
 		r.Status = statusRunning
+	} else if s.Failed != "" {
+		r.Status = statusFailed
 	}
 	r.Model = a.nextModel(s, ag, meta)
+	r.TotalCostUSD = a.cost(meta, r.Model)
 	if withItems {
-		items := itemsOf(msgs, ag.Name)
+		items := itemsOf(id, msgs, ag.Name)
 		if items == nil {
 			items = []Item{}
 		}
@@ -104,6 +113,27 @@ func (a *API) snapshot(id string, withItems bool) (SessionResponse, error) {
 		r.Items, r.PendingElicitations, r.PendingInputs, r.Todos, r.TerminalPending = &items, &pending, &empty, &empty, &no
 	}
 	return r, nil
+}
+
+// cost is what session meta's model calls cost in US dollars: nil when a
+// model it used has no price (or, before its first call, the model of its
+// next turn).
+func (a *API) cost(meta *session.Meta, next string) *float64 {
+	cfg := a.opts.Engine.Config
+	total := 0.0
+	if len(meta.UsageByModel) == 0 {
+		if _, ok := cfg.PriceOf(next); !ok {
+			return nil
+		}
+	}
+	for model, u := range meta.UsageByModel {
+		p, ok := cfg.PriceOf(model)
+		if !ok {
+			return nil
+		}
+		total += p.Cost(u)
+	}
+	return &total
 }
 
 // nextModel is "provider/model" as the session's next turn resolves it.
@@ -160,7 +190,7 @@ func (a *API) writeItems(w http.ResponseWriter, r *http.Request, id string) {
 		writeError(w, err)
 		return
 	}
-	items := itemsOf(conv.Messages, a.agentName(id))
+	items := itemsOf(id, conv.Messages, a.agentName(id))
 	page, err := paginate(items, func(it Item) string { return it.ID }, p)
 	if err != nil {
 		writeError(w, err)
@@ -300,12 +330,16 @@ func (a *API) deleteSession(conv string) error {
 		t.interrupt()
 	}
 	<-a.opts.Hub.Cancel(id)
+	set, _ := a.sessions.settings(id)
 	if err := a.opts.Catalog.Store.Trash(id); err != nil {
 		return err
 	}
 	a.opts.Catalog.MarkDirty(id)
 	a.sessions.forget(id)
 	a.sessions.remove(id)
+	if ag, err := a.agents.get(set.AgentID); err == nil && ag.Kind == bundle.KindSession {
+		a.dropAgent(ag.ID) // it belonged to the session
+	}
 	if err := a.files.RemoveAll(id); err != nil {
 		a.log.Warn("sessions api: removing a deleted session's files", "session", id, "err", err)
 	}

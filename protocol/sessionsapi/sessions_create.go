@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
+	"time"
 
-	"github.com/openheim/openheim/runtime/history"
+	"github.com/openheim/openheim/runtime/bundle"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/openheim/openheim/runtime/skills"
@@ -49,7 +48,7 @@ func (a *API) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	}
 	var req createRequest
 	if err := decodeJSON(r, &req); err != nil {
-		writeError(w, err)
+		writeError(w, unprocessable(err))
 		return
 	}
 	if err := unsupported(map[string]json.RawMessage{"host_id": req.HostID, "host_type": req.HostType, "git": req.Git,
@@ -65,30 +64,22 @@ func (a *API) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	a.writeSnapshot(w, http.StatusCreated, id)
 }
 
+// bundleMetadata is the metadata part of a multipart create: seed 003's
+// SessionCreateMetadata, no other field.
+type bundleMetadata struct {
+	Title              *string           `json:"title"`
+	Labels             map[string]string `json:"labels"`
+	Workspace          *string           `json:"workspace"`
+	ReasoningEffort    json.RawMessage   `json:"reasoning_effort"`
+	TerminalLaunchArgs json.RawMessage   `json:"terminal_launch_args"`
+}
+
 // createFromBundle is seed 003's multipart create: a metadata part (JSON)
-// and an agent bundle, uploaded as a new agent the session is bound to.
+// and an agent bundle, uploaded as a session-scoped agent the session is
+// bound to. It is one transaction: everything is checked before anything
+// is stored, and a session that cannot be stored takes its agent with it.
 func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
-	meta, bundle, err := a.bundleForm(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var req createRequest
-	if len(meta) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(meta))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			writeError(w, badRequest("metadata: %v", err))
-			return
-		}
-	}
-	ag, err := a.agents.create(bundle)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	req.AgentID = ag.ID
-	id, err := a.createSession(req)
+	id, err := a.createBundled(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -96,9 +87,51 @@ func (a *API) createFromBundle(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"session_id": convID(id)})
 }
 
+func (a *API) createBundled(r *http.Request) (string, error) {
+	meta, data, err := a.bundleForm(r)
+	if err != nil {
+		return "", err
+	}
+	var md bundleMetadata
+	dec := json.NewDecoder(bytes.NewReader(meta))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&md); err != nil {
+		return "", badRequest("metadata: %v (its fields: title, labels, workspace, reasoning_effort, terminal_launch_args)", err)
+	}
+	if err := unsupported(map[string]json.RawMessage{"reasoning_effort": md.ReasoningEffort,
+		"terminal_launch_args": md.TerminalLaunchArgs}); err != nil {
+		return "", err
+	}
+	ag, err := a.agents.check(data, bundle.KindSession)
+	if err != nil {
+		return "", err
+	}
+	plan, err := a.planSession(createRequest{Title: md.Title, Labels: md.Labels, Workspace: md.Workspace}, ag)
+	if err != nil {
+		return "", err
+	}
+	if err := a.agents.put(ag, data); err != nil {
+		return "", err
+	}
+	if err := a.commitSession(plan); err != nil {
+		a.dropAgent(ag.ID)
+		return "", err
+	}
+	return plan.meta.ID, nil
+}
+
+// dropAgent removes a session-scoped agent whose session could not be
+// made (or is gone).
+func (a *API) dropAgent(id string) {
+	if err := a.agents.bundles.Remove(id); err != nil {
+		a.log.Warn("sessions api: removing a session-scoped agent", "agent", id, "err", err)
+	}
+}
+
 // bundleForm reads the parts of a multipart create as they stream, each
 // only up to its own limit: metadata (JSON) jsonBody bytes, the bundle the
-// bundle limit. Other parts are skipped.
+// bundle limit. Both are required (422 when one is missing); other parts
+// are skipped.
 func (a *API) bundleForm(r *http.Request) (meta, bundle []byte, err error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -109,8 +142,11 @@ func (a *API) bundleForm(r *http.Request) (meta, bundle []byte, err error) {
 		var tooBig *http.MaxBytesError
 		switch {
 		case err == io.EOF:
+			if meta == nil {
+				return nil, nil, invalid("missing metadata part (a JSON object: title, labels, workspace)")
+			}
 			if bundle == nil {
-				return nil, nil, &apiError{http.StatusUnprocessableEntity, "missing bundle part"}
+				return nil, nil, invalid("missing bundle part")
 			}
 			return meta, bundle, nil
 		case errors.As(err, &tooBig):
@@ -136,9 +172,10 @@ func (a *API) bundleForm(r *http.Request) (meta, bundle []byte, err error) {
 	}
 }
 
-// createSession stores a new session bound to the request's agent, seeds
-// its history with initial_items, and starts a turn when the last of them
-// is a user message.
+// createSession makes a session from a JSON create: bound to the
+// request's agent (a session-scoped one is cloned: it belongs to its own
+// session), its history seeded with initial_items, a turn started when
+// the last of them is a user message. A body the checks refuse is a 422.
 func (a *API) createSession(req createRequest) (string, error) {
 	agentID := req.AgentID
 	if agentID == "" {
@@ -148,20 +185,50 @@ func (a *API) createSession(req createRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	plan, err := a.planSession(req, ag)
+	if err != nil {
+		return "", unprocessable(err)
+	}
+	if ag.Kind == bundle.KindSession {
+		clone, err := a.agents.clone(ag.ID)
+		if err != nil {
+			return "", err
+		}
+		plan.set.AgentID = clone.ID
+		if err := a.commitSession(plan); err != nil {
+			a.dropAgent(clone.ID)
+			return "", err
+		}
+		return plan.meta.ID, nil
+	}
+	return plan.meta.ID, a.commitSession(plan)
+}
+
+// newSession is a create checked whole: nothing of it is stored yet.
+type newSession struct {
+	meta  session.Meta
+	set   settings
+	seed  []message.Message // initial_items stored as they are
+	first *queuedInput      // the last one, a user message: the first turn's input
+}
+
+// planSession checks a create against agent ag, the config and the work
+// directory, and builds the session without storing anything.
+func (a *API) planSession(req createRequest, ag Agent) (*newSession, error) {
 	cwd, err := a.workspace(req.Workspace)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	s := settings{AgentID: agentID, Labels: req.Labels, ClientTools: req.ClientTools}
+	s := settings{AgentID: ag.ID, Labels: req.Labels, ClientTools: req.ClientTools}
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}
 	if err := a.checkClientTools(req.ClientTools); err != nil {
-		return "", err
+		return nil, err
 	}
 	if req.ModelOverride != nil && *req.ModelOverride != "" && ag.ACPAgent == "" {
 		if _, err := a.resolve("", *req.ModelOverride); err != nil {
-			return "", badRequest("model_override: %v", err)
+			return nil, badRequest("model_override: %v", err)
 		}
 		s.ModelOverride = req.ModelOverride
 	}
@@ -173,7 +240,7 @@ func (a *API) createSession(req createRequest) (string, error) {
 	if ag.ACPAgent != "" {
 		bindToACPAgent(ag, req, &s, &meta, cwd)
 	} else if provider, model, err := a.modelFor(s, ag); err != nil {
-		return "", badRequest("%v", err)
+		return nil, badRequest("%v", err)
 	} else if model != "" {
 		meta.Provider, meta.Model = session.Str(provider), session.Str(model)
 	}
@@ -182,51 +249,67 @@ func (a *API) createSession(req createRequest) (string, error) {
 		meta.Skills = a.opts.Engine.Config.DefaultSkills
 	}
 	if _, err := skills.Load(a.opts.Engine.Config.SkillsDir(), meta.Skills); err != nil {
-		return "", badRequest("agent %s: %v", ag.Name, err)
+		return nil, badRequest("agent %s: %v", ag.Name, err)
 	}
 	meta.Skills = append([]string{}, meta.Skills...)
-	seed, first, err := a.seedItems(meta.ID, req.InitialItems)
-	if err != nil {
-		return "", err
-	}
-	if err := a.opts.Store.Create(meta); err != nil {
-		return "", err
-	}
-	if len(seed) > 0 {
-		if err := a.opts.Store.Append(meta.ID, seed...); err != nil {
-			return "", err
-		}
-	}
-	if err := a.sessions.save(meta.ID, s); err != nil {
-		return "", err
-	}
-	if first != nil {
-		err := a.sessions.withTracker(meta.ID, func(t *tracker) error {
-			_, err := t.post(first.msg.Content)
-			return err
-		})
+	p := &newSession{meta: meta, set: s}
+	for i, it := range req.InitialItems {
+		m, err := a.inputMessage(meta.ID, it, true)
 		if err != nil {
-			return "", err
+			return nil, badRequest("initial_items[%d]: %v", i, err)
 		}
+		if i == len(req.InitialItems)-1 && m.Role == message.RoleUser {
+			p.first = &queuedInput{msg: m}
+			break
+		}
+		p.seed = append(p.seed, m)
 	}
-	return meta.ID, nil
+	return p, nil
 }
 
-// seedItems are initial_items as stored messages; a last user message is
-// the first turn's input instead (first).
-func (a *API) seedItems(id string, items []inputItem) (seed []message.Message, first *queuedInput, err error) {
-	for i, it := range items {
-		m, err := a.inputMessage(id, it, true)
-		if err != nil {
-			return nil, nil, badRequest("initial_items[%d]: %v", i, err)
-		}
-		if i == len(items)-1 && m.Role == message.RoleUser {
-			return seed, &queuedInput{msg: m}, nil
-		}
-		seed = append(seed, m)
+// commitSession stores a planned session and starts its first turn; a
+// session that cannot be stored whole is removed again. The answer waits
+// (a little) for the first turn to store its input, so the snapshot shows
+// every initial item.
+func (a *API) commitSession(p *newSession) error {
+	id := p.meta.ID
+	err := a.opts.Store.Create(p.meta)
+	if err != nil {
+		return err
 	}
-	return seed, nil, nil
+	if len(p.seed) > 0 {
+		err = a.opts.Store.Append(id, p.seed...)
+	}
+	if err == nil {
+		err = a.sessions.save(id, p.set)
+	}
+	if err != nil {
+		a.sessions.remove(id)
+		if perr := a.opts.Store.Purge(id); perr != nil {
+			a.log.Warn("sessions api: removing a session that could not be made", "session", id, "err", perr)
+		}
+		return err
+	}
+	if p.first == nil {
+		return nil
+	}
+	var qid string
+	var tr *tracker
+	err = a.sessions.withTracker(id, func(t *tracker) (err error) {
+		qid, err = t.post(p.first.msg.Content)
+		tr = t
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	tr.awaitStored(qid, initialWait)
+	return nil
 }
+
+// initialWait bounds how long a create waits for its first turn to store
+// the last initial item (the turn waits for MCP servers still connecting).
+const initialWait = 10 * time.Second
 
 // checkClientTools refuses client tools that clash with each other or
 // with a tool of the runtime.
@@ -266,131 +349,6 @@ func validToolName(s string) bool {
 		}
 	}
 	return true
-}
-
-func (a *API) handleListSessions(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := parsePage(q, "desc")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	list, err := a.sessionList(q.Get("search_query"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	// Page first, then build snapshots for the page only: a list of
-	// thousands of sessions reads a few files per session shown.
-	withArchived := q.Get("include_archived") == "true"
-	var ids []string
-	for _, s := range list {
-		if !withArchived && a.sessions.archived(s.ID) {
-			continue
-		}
-		ids = append(ids, s.ID)
-	}
-	page, err := paginate(ids, convID, p)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	out := List[SessionResponse]{Object: "list", Data: []SessionResponse{}, FirstID: page.FirstID, LastID: page.LastID, HasMore: page.HasMore}
-	for _, id := range page.Data {
-		snap, err := a.snapshot(id, false)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		out.Data = append(out.Data, snap)
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// sessionList is every session, oldest first, or those matching query
-// (titles and content, through the sessions search index), best last so a
-// descending page shows the best first.
-func (a *API) sessionList(query string) ([]history.Session, error) {
-	if strings.TrimSpace(query) != "" {
-		hits, err := a.opts.Catalog.Search(query, maxPage)
-		if err != nil {
-			return nil, badRequest("search_query: %v", err)
-		}
-		out := make([]history.Session, len(hits))
-		for i, h := range hits {
-			out[len(hits)-1-i] = h.Session
-		}
-		return out, nil
-	}
-	list, err := a.opts.Catalog.List(history.Filter{})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(list, func(x, y history.Session) int {
-		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(x.ID, y.ID)
-	})
-	return list, nil
-}
-
-// forkRequest is POST /v1/sessions/{id}/fork.
-type forkRequest struct {
-	Title          *string `json:"title"`
-	UpToResponseID *string `json:"up_to_response_id"`
-}
-
-func (a *API) handleFork(w http.ResponseWriter, r *http.Request) {
-	id, err := a.sessionUUID(r.PathValue("session_id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var req forkRequest
-	if r.ContentLength != 0 {
-		if err := decodeJSON(r, &req); err != nil {
-			writeError(w, err)
-			return
-		}
-	}
-	conv, err := a.opts.Store.Load(id)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	upTo := -1
-	if req.UpToResponseID != nil && *req.UpToResponseID != "" {
-		end, ok := responseEnd(conv.Messages, *req.UpToResponseID)
-		if !ok {
-			writeError(w, badRequest("up_to_response_id %q names no response of this session", *req.UpToResponseID))
-			return
-		}
-		upTo = end
-	}
-	forked, err := a.fork(r.Context(), conv, upTo)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	title := "Fork of " + deref(conv.Meta.Title)
-	if req.Title != nil && strings.TrimSpace(*req.Title) != "" {
-		title = *req.Title
-	}
-	if err := a.setTitle(forked.ID, title); err != nil {
-		writeError(w, err)
-		return
-	}
-	s, err := a.sessions.settings(id)
-	if err == nil {
-		s.Archived = false
-		s.Labels = maps.Clone(s.Labels)
-		err = a.sessions.save(forked.ID, s)
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	a.writeSnapshot(w, http.StatusCreated, forked.ID)
 }
 
 // inputMessage turns a client's message item into a stored message;

@@ -45,20 +45,23 @@ func TestSessionTurnStream(t *testing.T) {
 	}
 	s.idle(2)
 	got := strings.Join(s.names(), " ")
-	want := "session.status:idle session.status:running session.input.consumed response.created response.in_progress " +
-		"response.output_item.added response.reasoning_text.delta response.output_item.done " +
-		"response.output_item.added response.output_item.done response.output_item.added response.output_item.done " +
+	// The reasoning streams, the tool call is announced as the model
+	// begins it, both are done when the reply is stored; then the call's
+	// output, then the answer.
+	want := "session.status:idle session.status:running response.queued session.input.consumed response.created response.in_progress " +
+		"response.output_item.added response.reasoning.started response.reasoning_text.delta response.output_item.added " +
+		"response.output_item.done response.output_item.done response.output_item.added response.output_item.done " +
 		"response.output_item.added response.output_text.delta response.output_text.delta response.output_item.done " +
-		"response.completed session.status:idle"
+		"response.completed session.usage session.status:idle"
 	if got != want {
 		t.Fatalf("events:\n got %s\nwant %s", got, want)
 	}
 	consumed := s.waitName("session.input.consumed", 1)
-	if at(consumed.Data, "data", "queued_item_id") != acc["queued_item_id"] || at(consumed.Data, "data", "item", "id") != "msg_0" {
+	if at(consumed.Data, "data", "queued_item_id") != acc["queued_item_id"] || at(consumed.Data, "data", "item", "id") != id(conv, "msg_0") {
 		t.Errorf("input consumed: %v", consumed.Data)
 	}
 	done := s.waitName("response.completed", 1)
-	if at(done.Data, "response", "id") != "resp_0" || at(done.Data, "response", "usage", "output_tokens") != 2.0 {
+	if at(done.Data, "response", "id") != id(conv, "resp_0") || at(done.Data, "response", "usage", "output_tokens") != 2.0 {
 		t.Errorf("completed: %v", done.Data)
 	}
 	// Every item the stream finished is in the snapshot, under the same id.
@@ -85,13 +88,13 @@ func TestSessionTurnStream(t *testing.T) {
 			t.Errorf("item %v differs:\nstream   %s\nsnapshot %s", item["id"], a, b)
 		}
 	}
-	for _, id := range []string{"msg_0", "rs_1", "fc_1_0", "fco_1_0", "msg_3"} {
-		if byID[id] == nil {
-			t.Errorf("snapshot lacks %s: %v", id, after["items"])
+	for _, short := range []string{"msg_0", "rs_1", "fc_1_0", "fco_1_0", "msg_3"} {
+		if byID[id(conv, short)] == nil {
+			t.Errorf("snapshot lacks %s: %v", short, after["items"])
 		}
 	}
-	if byID["fc_1_0"]["call_id"] != "call_1" || byID["fco_1_0"]["call_id"] != "call_1" || byID["msg_3"]["response_id"] != "resp_0" {
-		t.Errorf("tool items: %v %v", byID["fc_1_0"], byID["fco_1_0"])
+	if byID[id(conv, "fc_1_0")]["call_id"] != "call_1" || byID[id(conv, "fco_1_0")]["call_id"] != "call_1" || byID[id(conv, "msg_3")]["response_id"] != id(conv, "resp_0") {
+		t.Errorf("tool items: %v %v", byID[id(conv, "fc_1_0")], byID[id(conv, "fco_1_0")])
 	}
 }
 
@@ -149,11 +152,11 @@ func TestReconnectAndInterrupt(t *testing.T) {
 			t.Errorf("item %v was neither in the snapshot nor on the stream", m["id"])
 		}
 	}
-	if strings.Join(ids, ",") != "msg_0,msg_1" || final["status"] != "idle" {
+	if strings.Join(ids, ",") != id(conv, "msg_0")+","+id(conv, "msg_1") || final["status"] != "idle" {
 		t.Errorf("final: %v %v", ids, final["status"])
 	}
 	done := first.waitFor("the answer's done item", func(e sseEvent) bool {
-		return e.Name == "response.output_item.done" && at(e.Data, "item", "id") == "msg_1"
+		return e.Name == "response.output_item.done" && at(e.Data, "item", "id") == id(conv, "msg_1")
 	})
 	if at(done.Data, "item", "content") == nil || !strings.Contains(string(mustJSON(done.Data)), "partial answer") {
 		t.Errorf("the interrupted answer's text: %v", done.Data)
@@ -204,10 +207,13 @@ func TestEventErrors(t *testing.T) {
 		{map[string]any{"type": "message", "data": map[string]any{"content": []any{}}}, 400, "non-empty list"},
 		{map[string]any{"type": "message"}, 400, "data is required"},
 		{map[string]any{"type": "function_call_output", "data": map[string]any{"call_id": "nope", "output": "x"}}, 400, "no tool call"},
-		{map[string]any{"type": "message", "data": map[string]any{"content": "hi"}, "extra": 1}, 400, "unknown field"},
+		{map[string]any{"type": "message", "data": map[string]any{"content": "hi"}, "extra": 1}, 422, "unknown field"},
+		{map[string]any{"data": map[string]any{"content": "hi"}}, 422, "type is required"},
+		{map[string]any{"type": "message", "data": "hi"}, 422, "data must be an object"},
+		{map[string]any{"type": "stop_session"}, 202, ""},
 	} {
 		var out map[string]any
-		if code := f.do("POST", "/v1/sessions/"+conv+"/events", c.body, &out); code != c.code || !strings.Contains(out["error"].(string), c.want) {
+		if code := f.do("POST", "/v1/sessions/"+conv+"/events", c.body, &out); code != c.code || !strings.Contains(errMsg(out), c.want) {
 			t.Errorf("%v: %d %v, want %d %q", c.body, code, out, c.code, c.want)
 		}
 	}
@@ -224,7 +230,7 @@ func TestCreatePatchForkDelete(t *testing.T) {
 	f.llm.Enqueue(llmtest.Reply{Text: []string{"one"}}, llmtest.Reply{Text: []string{"two"}})
 	os.MkdirAll(filepath.Join(f.work, "sub"), 0o755)
 	var bad map[string]any
-	if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": "../.."}, &bad); code != 400 || !strings.Contains(bad["error"].(string), "outside the work directory") {
+	if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": "../.."}, &bad); code != 422 || !strings.Contains(errMsg(bad), "outside the work directory") {
 		t.Errorf("workspace outside: %d %v", code, bad)
 	}
 	if code := f.do("POST", "/v1/sessions", map[string]any{"host_id": "h1"}, &bad); code != 400 {
@@ -255,7 +261,7 @@ func TestCreatePatchForkDelete(t *testing.T) {
 		var out map[string]any
 		var v any
 		json.Unmarshal([]byte(body), &v)
-		if code := f.do("PATCH", "/v1/sessions/"+conv, v, &out); code != 400 || !strings.Contains(out["error"].(string), want) {
+		if code := f.do("PATCH", "/v1/sessions/"+conv, v, &out); code != 400 || !strings.Contains(errMsg(out), want) {
 			t.Errorf("%s: %d %v", body, code, out)
 		}
 	}
@@ -265,11 +271,11 @@ func TestCreatePatchForkDelete(t *testing.T) {
 	}
 	// Items: hi(0) hello(1) count(2) one(3) again(4) two(5); resp_2 ends at 4.
 	var fork map[string]any
-	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": "resp_2"}, &fork); code != 201 ||
+	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": id(conv, "resp_2")}, &fork); code != 201 ||
 		fork["status"] != "idle" || fork["title"] != "Fork of renamed" || len(fork["items"].([]any)) != 4 || at(fork, "labels", "k") != "v" {
 		t.Fatalf("fork: %d %v", code, fork)
 	}
-	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": "resp_9"}, &bad); code != 400 {
+	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", map[string]any{"up_to_response_id": id(conv, "resp_9")}, &bad); code != 400 {
 		t.Errorf("fork at an unknown response: %d", code)
 	}
 	var orig map[string]any
@@ -382,7 +388,9 @@ func TestTrackersReleased(t *testing.T) {
 }
 
 // TestFailedTurn: a provider error ends the response with response.failed
-// and the session goes back to idle, ready for the next message.
+// and the session in seed 003's failed state: the snapshot says so (after
+// its tracker is gone too), events are refused with 409 session_failed,
+// and a fork of it starts idle and runs the next message.
 func TestFailedTurn(t *testing.T) {
 	f := newFixture(t, "")
 	f.llm.Enqueue(llmtest.Reply{Status: 400, ErrorBody: `{"error":{"message":"bad request"}}`}, llmtest.Reply{Text: []string{"fine now"}})
@@ -393,9 +401,28 @@ func TestFailedTurn(t *testing.T) {
 	if msg, _ := at(failed.Data, "response", "error", "message").(string); !strings.Contains(msg, "bad request") {
 		t.Errorf("failed: %v", failed.Data)
 	}
-	s.idle(2)
-	f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("again"), nil)
-	s.waitName("response.completed", 1)
+	s.waitFor("session.status failed", func(e sseEvent) bool { return e.Name == "session.status" && e.Data["status"] == "failed" })
+	var refused map[string]any
+	if code := f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("again"), &refused); code != 409 || errCode(refused) != "session_failed" {
+		t.Errorf("an event to a failed session: %d %v", code, refused)
+	}
+	if code := f.do("POST", "/v1/sessions/"+conv+"/events", map[string]any{"type": "interrupt"}, nil); code != 202 {
+		t.Errorf("an interrupt to a failed session: %d", code)
+	}
+	s.resp.Body.Close()
+	<-s.closed
+	waitUntil(t, func() bool { return f.api.sessions.lookup(strings.TrimPrefix(conv, "conv_")) == nil })
+	var snap map[string]any
+	if f.do("GET", "/v1/sessions/"+conv, nil, &snap); snap["status"] != "failed" {
+		t.Errorf("the failed state is not kept: %v", snap["status"])
+	}
+	var fork map[string]any
+	if code := f.do("POST", "/v1/sessions/"+conv+"/fork", nil, &fork); code != 201 || fork["status"] != "idle" {
+		t.Fatalf("fork of a failed session: %d %v", code, fork)
+	}
+	fs := f.stream(fork["id"].(string))
+	f.do("POST", "/v1/sessions/"+fork["id"].(string)+"/events", userMessage("again"), nil)
+	fs.waitName("response.completed", 1)
 }
 
 // TestQueuedAfterLastCheckpoint: a message posted while the turn's last

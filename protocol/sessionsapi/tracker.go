@@ -2,11 +2,9 @@ package sessionsapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/openheim/openheim/runtime/event"
-	"github.com/openheim/openheim/runtime/message"
 )
 
 // Session statuses (seed 003's lifecycle).
@@ -40,24 +38,16 @@ type tracker struct {
 
 	runner  runnerState
 	waiting waitState
-}
-
-// turnState is what the stream tracks during one turn.
-type turnState struct {
-	running     bool
-	resp        string           // the open response, "" before its input is stored
-	created     int64            // when it began
-	outputIndex map[string]int   // item id -> output_index
-	open        map[string]*Item // items being streamed: reasoning and text
-	output      []Item           // finished output items
-	usage       *event.ContextUsage
-	interrupted bool
+	failed  string // why the session failed (lifecycle.go); "" if it has not
 }
 
 func newTracker(api *API, id string) (*tracker, error) {
 	t := &tracker{api: api, id: id, conv: convID(id), subs: map[*streamSub]struct{}{}}
-	t.items = newItemConverter(api.agentName(id))
+	t.items = newItemConverter(id, api.agentName(id))
 	t.waiting.init()
+	if s, err := api.sessions.settings(id); err == nil {
+		t.failed = s.Failed
+	}
 	// Subscribe first, then read the store: a message stored in between
 	// shows up in both, and Committed's index settles which is newer.
 	api.opts.Hub.Subscribe(id, t)
@@ -76,7 +66,8 @@ func newTracker(api *API, id string) (*tracker, error) {
 	}
 	if api.opts.Hub.IsRunning(id) && !t.turn.running {
 		// Watching a turn already under way: it has an open response.
-		t.turn = turnState{running: true, resp: t.items.resp, created: api.now(), outputIndex: map[string]int{}, open: map[string]*Item{}}
+		t.turn = newTurn(api.now(), runTurn)
+		t.turn.resp = t.items.resp
 	}
 	return t, nil
 }
@@ -94,6 +85,8 @@ func (t *tracker) statusLocked() string {
 		return statusWaiting
 	case t.turn.running: // from the hub's events, which this tracker sees all of
 		return statusRunning
+	case t.failed != "":
+		return statusFailed
 	}
 	return statusIdle
 }
@@ -108,8 +101,7 @@ func (t *tracker) Emit(ev event.Event) {
 	}
 	switch ev.Kind {
 	case event.TurnStart:
-		t.turn = turnState{running: true, created: t.api.now(), outputIndex: map[string]int{}, open: map[string]*Item{}}
-		t.emitStatus()
+		t.begin(ev)
 	case event.Committed:
 		for j, m := range ev.Messages {
 			p := ev.Index + j
@@ -120,9 +112,15 @@ func (t *tracker) Emit(ev event.Event) {
 			t.committed(p, m)
 		}
 	case event.AgentThoughtChunk:
-		t.delta(reasoningID(t.next), "reasoning", "response.reasoning_text.delta", ev)
+		t.thought(ev)
 	case event.AgentMessageChunk:
-		t.delta(messageID(t.next), "message", "response.output_text.delta", ev)
+		t.delta(t.items.ids.message(t.next), "message", "response.output_text.delta", ev)
+	case event.ToolCallStreaming:
+		t.callStarted(ev)
+	case event.Retry:
+		t.retrying(ev.Retry)
+	case event.SubagentStarted:
+		t.childStarted(ev.Child)
 	case event.UsageUpdate:
 		t.turn.usage = ev.Usage
 	case event.Dropped:
@@ -132,162 +130,11 @@ func (t *tracker) Emit(ev event.Event) {
 	}
 }
 
-// committed turns a stored message into stream events.
-func (t *tracker) committed(p int, m message.Message) {
-	opening := opens(m, t.items.prevRole)
-	items := t.items.add(p, m)
-	if opening {
-		t.turn.resp = responseID(p)
-	}
-	switch {
-	case m.Role == message.RoleUser && m.Compaction:
-		for _, it := range items {
-			t.emitItem(it, true)
-		}
-	case m.Role == message.RoleUser:
-		if len(items) == 0 || m.Content == nil {
-			return
-		}
-		if !opening && m.Content[0].Type == message.TypeImage {
-			return // images of tool results: in the snapshot, not news
-		}
-		t.emitSSE("session.input.consumed", map[string]any{"data": map[string]any{
-			"queued_item_id": t.runner.consumedID(items[0].ID), "type": "message", "position": p,
-			"data": map[string]any{"role": "user", "content": items[0].Content}, "item": items[0]}})
-		if opening && t.turn.running {
-			resp := t.response("in_progress")
-			t.emitSSE("response.created", map[string]any{"response": resp})
-			t.emitSSE("response.in_progress", map[string]any{"response": resp})
-		}
-	default:
-		for _, it := range items {
-			t.emitItem(it, false)
-		}
-	}
-}
-
-// emitItem announces a finished item: added (unless it streamed, when
-// added went out with its first delta), then done.
-func (t *tracker) emitItem(it Item, always bool) {
-	if _, streamed := t.turn.open[it.ID]; !streamed || always {
-		t.emitSSE("response.output_item.added", map[string]any{"output_index": t.indexOf(it.ID), "item": it})
-	}
-	delete(t.turn.open, it.ID)
-	t.turn.output = append(t.turn.output, it)
-	t.emitSSE("response.output_item.done", map[string]any{"output_index": t.indexOf(it.ID), "item": it})
-}
-
-func (t *tracker) indexOf(id string) int {
-	if i, ok := t.turn.outputIndex[id]; ok {
-		return i
-	}
-	if t.turn.outputIndex == nil {
-		t.turn.outputIndex = map[string]int{}
-	}
-	i := len(t.turn.outputIndex)
-	t.turn.outputIndex[id] = i
-	return i
-}
-
-// delta streams text of item id, announcing the item with its first delta.
-func (t *tracker) delta(id, typ, name string, ev event.Event) {
-	if ev.Content == nil || ev.Content.Text == "" {
-		return
-	}
-	if t.turn.open == nil {
-		t.turn.open = map[string]*Item{}
-	}
-	if _, ok := t.turn.open[id]; !ok {
-		it := &Item{ID: id, ResponseID: t.turn.resp, Model: t.items.model, Type: typ, Status: "in_progress", Content: []Part{}}
-		if typ == "message" {
-			it.Role = "assistant"
-		}
-		t.turn.open[id] = it
-		t.emitSSE("response.output_item.added", map[string]any{"output_index": t.indexOf(id), "item": it})
-	}
-	t.emitSSE(name, map[string]any{"item_id": id, "output_index": t.indexOf(id), "content_index": 0, "delta": ev.Content.Text})
-}
-
-// ended closes the turn's response and returns the session to idle.
-func (t *tracker) ended(end *event.End) {
-	if end == nil {
-		end = &event.End{}
-	}
-	if t.turn.resp == "" {
-		t.turn.resp = responseID(t.next) // the turn died before storing its input
-	}
-	switch {
-	case end.StopReason == event.StopCancelled:
-		reason := "cancelled"
-		if t.turn.interrupted {
-			reason = "user_interrupt"
-		}
-		t.finish("response.incomplete", "incomplete", end, map[string]any{"reason": reason}, nil)
-		if t.turn.interrupted {
-			t.emitSSE("session.interrupted", map[string]any{"data": map[string]any{
-				"requested_at": t.runner.interruptedAt, "queued_item_id": nil, "dropped_queued_item_ids": t.runner.dropped}})
-		}
-	case end.Err != nil:
-		t.finish("response.failed", "failed", end, nil, map[string]any{"code": "server_error", "message": end.Err.Error()})
-	case end.StopReason == event.StopMaxTokens:
-		t.finish("response.incomplete", "incomplete", end, map[string]any{"reason": "max_output_tokens"}, nil)
-	case end.StopReason == event.StopMaxTurnRequests:
-		t.finish("response.incomplete", "incomplete", end, map[string]any{"reason": "max_turn_requests"}, nil)
-	default:
-		t.finish("response.completed", "completed", end, nil, nil)
-	}
-	t.turn = turnState{}
-	t.runner.dropped = nil
-	t.emitStatus()
-	// The hub unregistered the turn before this event: queued input runs
-	// next (not on the hub's delivering goroutine, which a turn's start
-	// would wait for).
-	go func() {
-		t.kick()
-		t.api.sessions.release(t.id, t)
-	}()
-}
-
-// dropped tells the streams that the hub dropped n live events of the
-// turn for a watcher that fell behind (only droppable ones: deltas and
-// usage; stored items still arrive whole): seed 003's response.error,
-// with code events_dropped, as the response goes on.
-func (t *tracker) dropped(n int) {
-	t.emitSSE("response.error", map[string]any{"code": "events_dropped", "param": nil, "count": n,
-		"message": fmt.Sprintf("%d live events were dropped because a watcher of the session fell behind; "+
-			"stored items still arrive whole (response.output_item.done, the snapshot)", n)})
-}
-
 // idleLocked reports whether nothing needs the tracker: no stream, no
 // turn, no queued input, no question pending. mu is held.
 func (t *tracker) idleLocked() bool {
 	return len(t.subs) == 0 && !t.turn.running && len(t.runner.queue) == 0 && !t.runner.starting &&
 		t.waiting.count() == 0 && !t.api.opts.Hub.IsRunning(t.id)
-}
-
-func (t *tracker) finish(name, status string, end *event.End, incomplete, errObj map[string]any) {
-	resp := t.response(status)
-	u := end.Usage
-	resp["usage"] = map[string]any{"input_tokens": u.InputTokens + u.CacheReadTokens + u.CacheCreationTokens,
-		"output_tokens": u.OutputTokens, "total_tokens": u.Total(),
-		"input_tokens_details": map[string]any{"cached_tokens": u.CacheReadTokens}}
-	if incomplete != nil {
-		resp["incomplete_details"] = incomplete
-	}
-	if errObj != nil {
-		resp["error"] = errObj
-	}
-	t.emitSSE(name, map[string]any{"response": resp})
-}
-
-// response is the Responses-style object of the open response.
-func (t *tracker) response(status string) map[string]any {
-	output := t.turn.output
-	if output == nil {
-		output = []Item{}
-	}
-	return map[string]any{"id": t.turn.resp, "object": "response", "created_at": t.turn.created, "status": status,
-		"model": t.items.model, "conversation": map[string]any{"id": t.conv}, "output": output}
 }
 
 func (t *tracker) emitStatus() {
@@ -342,6 +189,7 @@ func (t *tracker) close() {
 		return
 	}
 	t.closed = true
+	t.runner.settleAll()
 	for s := range t.subs {
 		s.done()
 	}

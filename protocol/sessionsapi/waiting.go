@@ -169,6 +169,12 @@ func (t *tracker) awaitOutput(ctx context.Context, callID string) (string, error
 	case out := <-ch:
 		return out, nil
 	case <-ctx.Done():
+		// The turn ended without the output: the client stops its task.
+		t.mu.Lock()
+		if !t.closed {
+			t.emitSSE("response.client_task.cancel", map[string]any{"conversation_id": t.conv, "call_id": callID})
+		}
+		t.mu.Unlock()
 		return "", errors.New("cancelled while waiting for the client's output")
 	}
 }

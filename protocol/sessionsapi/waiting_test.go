@@ -24,7 +24,7 @@ func TestClientToolWaits(t *testing.T) {
 	conv := f.create(map[string]any{"client_tools": []map[string]any{{"type": "function", "name": "get_weather",
 		"description": "Weather of a city", "parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}})["id"].(string)
 	var bad map[string]any
-	if code := f.do("POST", "/v1/sessions", map[string]any{"client_tools": []map[string]any{{"name": "read_file"}}}, &bad); code != 400 {
+	if code := f.do("POST", "/v1/sessions", map[string]any{"client_tools": []map[string]any{{"name": "read_file"}}}, &bad); code != 422 {
 		t.Errorf("a client tool named like a built-in: %d %v", code, bad)
 	}
 	s := f.stream(conv)
@@ -42,8 +42,9 @@ func TestClientToolWaits(t *testing.T) {
 		t.Errorf("snapshot status while waiting: %v", snap["status"])
 	}
 	out := map[string]any{"type": "function_call_output", "data": map[string]any{"call_id": "cw1", "output": map[string]any{"sky": "rain"}}}
-	if code := f.do("POST", "/v1/sessions/"+conv+"/events", out, nil); code != 202 {
-		t.Fatalf("output: %d", code)
+	var queued map[string]any
+	if code := f.do("POST", "/v1/sessions/"+conv+"/events", out, &queued); code != 202 || queued["queued"] != true {
+		t.Fatalf("output: %d %v", code, queued)
 	}
 	s.idle(2)
 	if !strings.Contains(string(f.llm.Requests()[1].Raw), `{\"sky\":\"rain\"}`) {
@@ -112,7 +113,7 @@ func TestCompactEvent(t *testing.T) {
 	item := s.waitFor("the compaction item", func(e sseEvent) bool {
 		return e.Name == "response.output_item.done" && at(e.Data, "item", "type") == "compaction"
 	})
-	if id := at(item.Data, "item", "id"); id != "cmp_2" || !strings.Contains(at(item.Data, "item", "summary").(string), "user asked once") {
+	if got := at(item.Data, "item", "id"); got != id(conv, "cmp_2") || !strings.Contains(at(item.Data, "item", "summary").(string), "user asked once") {
 		t.Fatalf("compaction: %v", item.Data)
 	}
 	s.idle(3)
@@ -167,14 +168,14 @@ func TestConversationsAndFiles(t *testing.T) {
 	}
 	var items map[string]any
 	f.do("GET", "/v1/conversations/"+a+"/items?limit=1&order=desc", nil, &items)
-	if data := items["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != "msg_1" || items["has_more"] != true {
+	if data := items["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != id(a, "msg_1") || items["has_more"] != true {
 		t.Errorf("items: %v", items)
 	}
 	// Another session cannot reference it.
 	var bad map[string]any
 	if code := f.do("POST", "/v1/sessions/"+b+"/events", map[string]any{"type": "message", "data": map[string]any{
 		"content": []map[string]any{{"type": "input_image", "file_id": file["id"]}}}}, &bad); code != 400 ||
-		!strings.Contains(bad["error"].(string), "not found in this session") {
+		!strings.Contains(errMsg(bad), "not found in this session") {
 		t.Errorf("another session's file: %d %v", code, bad)
 	}
 	var del map[string]any

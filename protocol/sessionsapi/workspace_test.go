@@ -23,7 +23,7 @@ func TestWorkspaceConfined(t *testing.T) {
 	for ws, want := range map[string]string{"out": "outside the work directory", outside: "outside the work directory",
 		"nope": "no such directory", "in/../..": "outside the work directory"} {
 		var bad map[string]any
-		if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": ws}, &bad); code != 400 || !strings.Contains(bad["error"].(string), want) {
+		if code := f.do("POST", "/v1/sessions", map[string]any{"workspace": ws}, &bad); code != 422 || !strings.Contains(errMsg(bad), want) {
 			t.Errorf("workspace %q: %d %v, want %q", ws, code, bad, want)
 		}
 	}
@@ -38,7 +38,7 @@ func TestWorkspaceConfined(t *testing.T) {
 	os.Rename(filepath.Join(f.work, "sub"), filepath.Join(f.work, "sub.real"))
 	os.Symlink(outside, filepath.Join(f.work, "sub"))
 	var out map[string]any
-	if code := f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("hi"), &out); code != 400 || !strings.Contains(out["error"].(string), "no longer a directory of the work directory") {
+	if code := f.do("POST", "/v1/sessions/"+conv+"/events", userMessage("hi"), &out); code != 400 || !strings.Contains(errMsg(out), "no longer a directory of the work directory") {
 		t.Fatalf("message into a swapped workspace: %d %v", code, out)
 	}
 	// Put back, the session works again.

@@ -75,8 +75,9 @@ type run struct {
 	msgs      []message.Message
 	turnStart int // msgs[turnStart] is this turn's user message
 	tools     []llm.ToolSpec
-	fixed     int // estimated tokens of the system prompt and tools
-	usage     message.Usage
+	fixed     int           // estimated tokens of the system prompt and tools
+	usage     message.Usage // the last call's
+	total     message.Usage // every call's
 	iter      int
 }
 
@@ -97,7 +98,7 @@ func (r *run) persist(msgs ...message.Message) error {
 }
 
 func (r *run) end(reason event.StopReason, err error) event.End {
-	return event.End{StopReason: reason, Usage: r.usage, Iterations: r.iter, Err: err}
+	return event.End{StopReason: reason, Usage: r.usage, Total: r.total, Iterations: r.iter, Err: err}
 }
 
 func (r *run) loop(ctx context.Context) event.End {
@@ -136,6 +137,7 @@ func (r *run) loop(ctx context.Context) event.End {
 			return r.end(event.StopEndTurn, err)
 		}
 		r.usage = resp.Usage
+		r.total = addUsage(r.total, resp.Usage)
 		r.emit(event.Event{Kind: event.UsageUpdate, Usage: &event.ContextUsage{Used: resp.Usage.Total(), Size: r.ContextWindow}})
 		reply := message.Message{Role: message.RoleAssistant, Content: resp.Content}
 		calls := reply.ToolUses()
@@ -227,19 +229,36 @@ func (r *run) stream(ctx context.Context, msgs []message.Message) (*llm.Response
 	req := &llm.Request{Model: r.Model, System: r.System, Messages: msgs, MaxTokens: r.MaxTokens, Tools: r.tools}
 	var streamed strings.Builder
 	resp, err := r.Provider.Stream(ctx, req, func(d llm.Delta) error {
-		kind := event.AgentMessageChunk
-		if d.Kind == llm.DeltaThinking {
-			kind = event.AgentThoughtChunk
-		} else {
+		switch d.Kind {
+		case llm.DeltaThinking:
+			e := event.Text("", event.AgentThoughtChunk, d.Text)
+			e.Summary = d.Summary
+			r.emit(e)
+		case llm.DeltaToolCall:
+			if d.Call != nil {
+				r.emit(event.Event{Kind: event.ToolCallStreaming, Index: d.Call.Index, Tool: &event.ToolCallInfo{
+					ID: d.Call.ID, Title: d.Call.Name, Kind: r.toolKind(d.Call.Name), Status: event.StatusPending}})
+			}
+		case llm.DeltaRetry:
+			if n := d.Retry; n != nil {
+				r.emit(event.Event{Kind: event.Retry, Retry: &event.RetryInfo{Attempt: n.Attempt, MaxRetries: n.MaxRetries,
+					Delay: n.Delay, Err: n.Err}})
+			}
+		default:
 			streamed.WriteString(d.Text)
+			r.emit(event.Text("", event.AgentMessageChunk, d.Text))
 		}
-		r.emit(event.Text("", kind, d.Text))
 		return nil
 	})
 	if err == nil && resp == nil {
 		err = errors.New("provider returned no response")
 	}
 	return resp, streamed.String(), err
+}
+
+func addUsage(a, b message.Usage) message.Usage {
+	return message.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
+		CacheReadTokens: a.CacheReadTokens + b.CacheReadTokens, CacheCreationTokens: a.CacheCreationTokens + b.CacheCreationTokens}
 }
 
 // stopReason is how a turn whose last call stopped for s ends: the call's

@@ -330,3 +330,39 @@ func TestToolImagesReachTheModel(t *testing.T) {
 		t.Errorf("the second request does not end with the image: %+v", last)
 	}
 }
+
+// TestStreamNotices: what the provider tells beside text reaches the
+// stream: a tool call as the model begins it (its place in the reply, the
+// tool's kind), a retry, thinking that is a summary; the turn's End totals
+// the usage of every call while Usage is the last one's.
+func TestStreamNotices(t *testing.T) {
+	p := &scripted{replies: []func(context.Context, func(llm.Delta) error) (*llm.Response, error){
+		func(_ context.Context, on func(llm.Delta) error) (*llm.Response, error) {
+			on(llm.Delta{Kind: llm.DeltaRetry, Retry: &llm.RetryNotice{Attempt: 1, MaxRetries: 3, Delay: time.Second, Err: "HTTP 503"}})
+			on(llm.Delta{Kind: llm.DeltaThinking, Text: "plan", Summary: true})
+			on(llm.ToolCallDelta(0, "c1", "echo"))
+			return &llm.Response{Content: []message.Block{use("c1", "echo", `{}`)}, StopReason: llm.StopToolUse,
+				Usage: message.Usage{InputTokens: 7, OutputTokens: 3}}, nil
+		},
+		text("done"),
+	}}
+	echo := &fakeTool{name: "echo", run: func(context.Context, json.RawMessage) tools.Result { return tools.Result{Content: "ok"} }}
+	end, rec, _ := runTurn(t, &Agent{Provider: p, Tools: tools.NewRegistry(echo)}, context.Background())
+	var retry, summary, started bool
+	for _, e := range rec.events {
+		switch {
+		case e.Kind == event.Retry:
+			retry = e.Retry != nil && e.Retry.Attempt == 1 && e.Retry.Delay == time.Second && e.Retry.Err == "HTTP 503"
+		case e.Kind == event.AgentThoughtChunk:
+			summary = e.Summary
+		case e.Kind == event.ToolCallStreaming:
+			started = e.Index == 0 && e.Tool.ID == "c1" && e.Tool.Title == "echo" && e.Tool.Kind == tools.KindRead
+		}
+	}
+	if !retry || !summary || !started {
+		t.Errorf("retry %v, summary %v, call started %v: %v", retry, summary, started, rec.kinds())
+	}
+	if end.Usage != (message.Usage{InputTokens: 10, OutputTokens: 5}) || end.Total != (message.Usage{InputTokens: 17, OutputTokens: 8}) {
+		t.Errorf("usage %+v, total %+v", end.Usage, end.Total)
+	}
+}

@@ -37,7 +37,14 @@ type Agent struct {
 	// preset) that runs the agent's sessions (a profile's acp_agent);
 	// Model is then that agent's model.
 	ACPAgent string `json:"acp_agent,omitempty"`
+	// Kind is "session" for an agent that belongs to one session (seed
+	// 003's session-scoped agent: uploaded with the session, or cloned for
+	// a fork); its name need not be unique. "" is an agent of its own.
+	Kind string `json:"kind,omitempty"`
 }
+
+// KindSession marks a session-scoped agent (Agent.Kind).
+const KindSession = "session"
 
 // Profile returns the agent as a subagent profile, the shape the engine
 // runs.
@@ -62,8 +69,11 @@ const IDPrefix = "ag_"
 // kinds: an unknown id ErrNotFound, a name already taken ErrConflict.
 type Store interface {
 	// Put stores a new agent (as New made it) with its bundle, unless an
-	// agent of that name is stored or being stored.
+	// agent of that name is stored or being stored; names of
+	// session-scoped agents (KindSession) are not claimed.
 	Put(ag Agent, bundle []byte) error
+	// Bundle returns agent id's bundle as uploaded.
+	Bundle(id string) ([]byte, error)
 	// List returns the agents by created_at, ties by id.
 	List() ([]Agent, error)
 	Get(id string) (Agent, error)

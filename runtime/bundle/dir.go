@@ -82,14 +82,16 @@ func readAgent(path string) (Agent, error) {
 // through the disk writes; a concurrent upload of the same name still
 // finds it taken.
 func (d *Dir) Put(ag Agent, bundle []byte) error {
-	if err := d.claim(ag.Name); err != nil {
-		return err
+	if ag.Kind != KindSession {
+		if err := d.claim(ag.Name); err != nil {
+			return err
+		}
+		defer func() {
+			d.mu.Lock()
+			delete(d.pending, ag.Name)
+			d.mu.Unlock()
+		}()
 	}
-	defer func() {
-		d.mu.Lock()
-		delete(d.pending, ag.Name)
-		d.mu.Unlock()
-	}()
 	if err := d.write(ag, bundle); err != nil {
 		return err
 	}
@@ -104,7 +106,7 @@ func (d *Dir) claim(name string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, b := range d.agents {
-		if b.Name == name {
+		if b.Name == name && b.Kind != KindSession {
 			return NameTaken(name, b.ID)
 		}
 	}
@@ -166,6 +168,18 @@ func (d *Dir) Get(id string) (Agent, error) {
 		return Agent{}, storeerr.NotFound("agent %q not found", id)
 	}
 	return ag.Clone(), nil
+}
+
+// Bundle implements Store.
+func (d *Dir) Bundle(id string) ([]byte, error) {
+	if _, err := d.Get(id); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(d.dir, id, bundleFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, storeerr.NotFound("agent %q not found", id)
+	}
+	return data, err
 }
 
 // Remove implements Store. Removing agent.json is the commit: once it is

@@ -127,3 +127,43 @@ func TestDirSkipsUnreadable(t *testing.T) {
 		t.Errorf("agents after reopen: %+v", all)
 	}
 }
+
+// TestDirSessionScopedAgents: a session-scoped agent claims no name (the
+// same bundle starts several sessions, beside an agent of its own of that
+// name), keeps its kind across a reopen, and hands back its bundle.
+func TestDirSessionScopedAgents(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, data := newAgent(t, "name: r\n", 10)
+	if err := d.Put(own, data); err != nil {
+		t.Fatal(err)
+	}
+	var scoped []Agent
+	for range 2 {
+		ag, _ := newAgent(t, "name: r\n", 20)
+		ag.Kind = KindSession
+		if err := d.Put(ag, data); err != nil {
+			t.Fatalf("a session-scoped agent named like another: %v", err)
+		}
+		scoped = append(scoped, ag)
+	}
+	if err := d.Put(Agent{ID: "ag_000000000000000000000001", Name: "r"}, data); !errors.Is(err, storeerr.ErrConflict) {
+		t.Errorf("an agent of its own still needs a free name: %v", err)
+	}
+	d2, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d2.Get(scoped[1].ID); err != nil || got.Kind != KindSession {
+		t.Errorf("after reopen: %+v %v", got, err)
+	}
+	if b, err := d2.Bundle(scoped[0].ID); err != nil || !bytes.Equal(b, data) {
+		t.Errorf("bundle: %v", err)
+	}
+	if _, err := d2.Bundle("ag_nope"); !errors.Is(err, storeerr.ErrNotFound) {
+		t.Errorf("bundle of an unknown agent: %v", err)
+	}
+}

@@ -65,6 +65,9 @@ type Config struct {
 	// (limits.go); a provider's own keys win.
 	MaxAnswerBytes   int `toml:"max_answer_bytes"`
 	MaxRetryWaitSecs int `toml:"max_retry_wait_secs"`
+	// Prices are what models cost, by "provider/model" (prices.go): the
+	// sessions API's total_cost_usd.
+	Prices map[string]*Price `toml:"prices"`
 
 	// Getenv looks up API keys in Resolve; nil means os.Getenv. It is a
 	// field so tests (here and in other packages) need not mutate the
@@ -122,6 +125,9 @@ type Provider struct {
 	// MaxAnswerBytes and MaxRetryWaitSecs default to the top-level keys.
 	MaxAnswerBytes   int `toml:"max_answer_bytes"`
 	MaxRetryWaitSecs int `toml:"max_retry_wait_secs"`
+	// Prices are what models cost, by "provider/model" (prices.go): the
+	// sessions API's total_cost_usd.
+	Prices map[string]*Price `toml:"prices"`
 	// Headers are sent with every request to this provider, replacing
 	// defaults of the same name (e.g. anthropic-version). Never shown by
 	// the public view: gateways put tokens in them.

@@ -76,13 +76,14 @@ func (e *Engine) Compact(ctx context.Context, req Request) (event.End, error) {
 	if req.Sink != nil {
 		req.Sink.Emit(event.Event{SessionID: h.meta.ID, Kind: event.Committed, Messages: pair, Index: len(h.history)})
 	}
+	h.meta.AddUsage(resolved.ProviderName+"/"+resolved.Model, usage)
 	if _, err := e.save(h); err != nil {
 		if h.lease.Err() != nil {
 			return LeaseEnd(event.End{}, h.lease), nil
 		}
 		return event.End{}, err
 	}
-	return event.End{StopReason: event.StopEndTurn, Usage: usage, Iterations: 1, Duration: e.now().Sub(start)}, nil
+	return event.End{StopReason: event.StopEndTurn, Usage: usage, Total: usage, Iterations: 1, Duration: e.now().Sub(start)}, nil
 }
 
 // summarise asks the model for the summary of msgs; a history too long for
@@ -92,7 +93,7 @@ func summarise(ctx context.Context, p llm.Provider, model string, msgs []message
 		var text strings.Builder
 		history := append(agent.RepairHistory(msgs), message.Message{Role: message.RoleUser, Content: []message.Block{message.Text(compactAsk)}})
 		resp, err := p.Stream(ctx, &llm.Request{Model: model, System: compactSystem, Messages: history}, func(d llm.Delta) error {
-			if d.Kind != llm.DeltaThinking {
+			if d.Kind == llm.DeltaText {
 				text.WriteString(d.Text)
 			}
 			return nil

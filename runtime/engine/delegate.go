@@ -17,7 +17,7 @@ import (
 // defined inline, sharing the turn's tools, permission gate, cancellation
 // and event stream. A malformed profile is a usage error naming the file.
 func (e *Engine) addDelegate(reg *tools.Registry, parent *config.Resolved, parentProvider llm.Provider,
-	permit func(context.Context, message.Block, string) bool, sink event.Sink, sessionID string) error {
+	permit func(context.Context, message.Block, string) bool, sink event.Sink, sessionID, cwd string) error {
 	profiles, err := subagent.LoadProfiles(e.Config.AgentsDir())
 	if err != nil {
 		return &UsageError{err}
@@ -48,6 +48,7 @@ func (e *Engine) addDelegate(reg *tools.Registry, parent *config.Resolved, paren
 		Sink:          sink,
 		SessionID:     sessionID,
 		CallID:        tools.CallID,
+		Child:         e.childSessions(sessionID, cwd, parent.ProviderName, sink),
 		External:      e.external,
 	}))
 	return nil

@@ -164,7 +164,7 @@ func (e *Engine) arm(t *turn) error {
 		t.sink = event.Discard
 	}
 	t.sink = event.Sync(t.sink)
-	if err := e.addDelegate(t.tools, t.model, t.provider, t.permit, t.sink, t.meta.ID); err != nil {
+	if err := e.addDelegate(t.tools, t.model, t.provider, t.permit, t.sink, t.meta.ID, t.workDir); err != nil {
 		return err
 	}
 	if t.req.Filter.Only != nil {
@@ -238,6 +238,7 @@ func (e *Engine) finish(t *turn, end event.End) (session.Meta, event.End) {
 		u := end.Usage
 		t.meta.ContextUsage = &u
 	}
+	t.meta.AddUsage(t.model.ProviderName+"/"+t.model.Model, end.Total)
 	meta, err := e.save(t.held)
 	if err != nil && end.Err == nil {
 		end.Err = fmt.Errorf("saving session meta: %w", err)

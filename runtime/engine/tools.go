@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/tools"
@@ -57,6 +58,25 @@ func (e *Engine) Tools(workDir string, fs tools.FS, readOnly bool, extra ...Tool
 		}
 	}
 	return tools.NewRegistry(keep...), nil
+}
+
+// ListWait bounds how long a listing of the tools or the MCP servers
+// (/api/tools, /api/mcp-servers, ACP initialize, `openheim tools`) waits
+// for MCP servers still connecting: long enough for a server that is
+// starting (npx takes seconds), short of a client's patience.
+const ListWait = 15 * time.Second
+
+// WaitMCP waits until the config's MCP servers still connecting have
+// connected or failed (each bounded by its startup timeout), ctx ends, or
+// max passes, so that a listing made right after start shows their tools
+// and their real status, not "not connected" with no error.
+func (e *Engine) WaitMCP(ctx context.Context, max time.Duration) {
+	if e.MCP == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, max)
+	defer cancel()
+	e.MCP.Wait(ctx)
 }
 
 // waitTools waits for the turn's tool sources to be ready.

@@ -43,17 +43,30 @@ const (
 	// the session's history: transports that name items by their place in
 	// the history (the sessions API) learn it here.
 	Committed Kind = "committed"
+	// ToolCallStreaming says the model began a tool call in the reply it
+	// is streaming: Tool has its id (may be empty: the server sent none),
+	// Title (the tool's name) and Kind; Index is its place among the
+	// reply's calls. tool_call (pending) follows once the reply is whole.
+	// ACP has no variant for it: its transports leave it out.
+	ToolCallStreaming Kind = "tool_call_streaming"
+	// Retry says the model call failed and is tried again after Retry's
+	// delay; nothing of the failed attempt reached the stream.
+	Retry Kind = "retry"
+	// SubagentStarted says a subagent began its run as a session of its
+	// own (Child), a child of the turn's session.
+	SubagentStarted Kind = "subagent_started"
 )
 
 // Droppable reports whether a bounded buffer may drop events of kind k
 // when its consumer falls behind: text and thought chunks, usage and plan
 // updates are superseded or stored whole later (a Committed message holds
-// the full text). Everything else is what a transport needs to stay
+// the full text), as are the start of a tool call streaming (its call is
+// committed) and a retry notice. Everything else is what a transport needs to stay
 // consistent (a committed message, a tool call and its updates, the turn's
 // start and end, session info) and is never dropped.
 func (k Kind) Droppable() bool {
 	switch k {
-	case AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, UsageUpdate, Plan:
+	case AgentMessageChunk, AgentThoughtChunk, UserMessageChunk, UsageUpdate, Plan, ToolCallStreaming, Retry:
 		return true
 	}
 	return false
@@ -74,6 +87,9 @@ type Event struct {
 
 	// Content of message and thought chunks (a text or image block).
 	Content *message.Block
+	// Summary marks a thought chunk that is the provider's summary of the
+	// model's reasoning rather than the reasoning itself.
+	Summary bool
 
 	Tool  *ToolCallInfo // tool_call, tool_call_update
 	Usage *ContextUsage // usage_update
@@ -85,7 +101,25 @@ type Event struct {
 	End    *End        // turn_end
 
 	Messages []message.Message // turn_start, committed
-	Index    int               // committed
+	Index    int               // committed; tool_call_streaming: the call's place in its reply
+
+	Retry *RetryInfo    // retry
+	Child *ChildSession // subagent_started
+}
+
+// RetryInfo is a model call about to be retried.
+type RetryInfo struct {
+	Attempt    int           // the retry about to be made, from 1
+	MaxRetries int           // how many are allowed
+	Delay      time.Duration // the wait before it
+	Err        string        // why the attempt failed
+}
+
+// ChildSession is a session a turn started for a subagent.
+type ChildSession struct {
+	SessionID string // the child's
+	CallID    string // the delegating tool call
+	Agent     string // the subagent's name (its profile, or "subagent" inline)
 }
 
 // ToolCallInfo describes a tool call or a change to one. In an update, empty
@@ -188,7 +222,9 @@ const (
 // End is the outcome of a turn.
 type End struct {
 	StopReason StopReason
-	Usage      message.Usage
+	Usage      message.Usage // of the turn's last model call
+	// Total is the usage of every model call of the turn (what it costs).
+	Total      message.Usage
 	Iterations int
 	Duration   time.Duration
 	Err        error // a runtime failure that ended the turn early

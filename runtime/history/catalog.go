@@ -256,7 +256,7 @@ func (c *Catalog) Reindex() (int, error) {
 func doc(conv *session.Conversation) sessions.Session {
 	m := conv.Meta
 	return sessions.Session{ID: m.ID, Title: deref(m.Title), Model: deref(m.Model), Provider: deref(m.Provider),
-		Cwd: deref(m.Cwd), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Messages: len(conv.Messages)}
+		Cwd: deref(m.Cwd), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Messages: len(conv.Messages), Parent: m.ParentID()}
 }
 
 func texts(msgs []message.Message) []string {

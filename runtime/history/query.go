@@ -45,7 +45,7 @@ func (c *Catalog) scan(f Filter) ([]Session, error) {
 			return nil, err
 		}
 		out = append(out, Session{ID: m.ID, Title: deref(m.Title), Model: deref(m.Model), Provider: deref(m.Provider),
-			Cwd: deref(m.Cwd), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Messages: n})
+			Cwd: deref(m.Cwd), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Messages: n, Parent: m.ParentID()})
 		if f.Limit > 0 && len(out) == f.Limit {
 			break
 		}

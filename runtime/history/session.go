@@ -13,6 +13,9 @@ type Session struct {
 	ID, Title, Model, Provider, Cwd string
 	CreatedAt, UpdatedAt            time.Time
 	Messages                        int
+	// Parent is the session whose turn started this one (a subagent's
+	// run, session.Meta.Parent), "" for a session of its own.
+	Parent string
 }
 
 // Filter narrows List. Zero values mean "no restriction".
@@ -28,7 +31,7 @@ func (f Filter) index() sessions.Filter {
 
 func fromIndex(s sessions.Session) Session {
 	return Session{ID: s.ID, Title: s.Title, Model: s.Model, Provider: s.Provider, Cwd: s.Cwd,
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Messages: s.Messages}
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Messages: s.Messages, Parent: s.Parent}
 }
 
 func fromIndexAll(in []sessions.Session) []Session {

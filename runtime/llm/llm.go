@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
@@ -55,13 +56,48 @@ type DeltaKind int
 
 const (
 	DeltaText     DeltaKind = iota // visible answer text
-	DeltaThinking                  // reasoning text
+	DeltaThinking                  // reasoning text (Summary: a summary of it)
+	// DeltaToolCall: the reply began a tool call; Call says which. Its
+	// arguments are in the Response only.
+	DeltaToolCall
+	// DeltaRetry: the call failed and is tried again (retry.Wrap sends it
+	// before waiting); Retry says when and why. Nothing of the failed
+	// attempt was forwarded.
+	DeltaRetry
 )
 
-// Delta is a fragment forwarded to the user while a call streams.
+// Delta is a fragment forwarded to the user while a call streams. Only
+// DeltaText and DeltaThinking carry Text.
 type Delta struct {
 	Kind DeltaKind
 	Text string
+	// Summary marks thinking that is the provider's summary of the model's
+	// reasoning (the OpenAI Responses API shows no more).
+	Summary bool
+	Call    *CallStart   // DeltaToolCall
+	Retry   *RetryNotice // DeltaRetry
+}
+
+// CallStart names a tool call as the reply begins it.
+type CallStart struct {
+	// Index is the call's place among the reply's tool calls (0-based):
+	// the tool_use blocks of Response.Content come in that order.
+	Index int
+	ID    string // "" when the server sends none (one is made up later)
+	Name  string
+}
+
+// RetryNotice says a failed call will be tried again.
+type RetryNotice struct {
+	Attempt    int           // the retry about to be made, from 1
+	MaxRetries int           // how many the policy allows
+	Delay      time.Duration // the wait before it
+	Err        string        // why the attempt failed
+}
+
+// ToolCallDelta is the delta of a tool call the reply begins.
+func ToolCallDelta(index int, id, name string) Delta {
+	return Delta{Kind: DeltaToolCall, Call: &CallStart{Index: index, ID: id, Name: name}}
 }
 
 // Response is the assembled result of one call.

@@ -64,6 +64,10 @@ type Block struct {
 
 	Data     string // redacted_thinking, image (base64)
 	MimeType string // image
+	// FileID names the uploaded file a text or image block was made from
+	// (a sessions API session file), kept so the transcript can say so;
+	// the providers never see it.
+	FileID string
 
 	ID        string // tool_use
 	Name      string // tool_use
@@ -91,7 +95,8 @@ func (b Block) MarshalJSON() ([]byte, error) {
 			Type      string  `json:"type"`
 			Text      string  `json:"text"`
 			Signature *string `json:"signature,omitempty"`
-		}{b.Type, b.Text, b.Signature})
+			FileID    string  `json:"file_id,omitempty"`
+		}{b.Type, b.Text, b.Signature, b.FileID})
 	case TypeThinking:
 		return json.Marshal(struct {
 			Type      string  `json:"type"`
@@ -109,7 +114,8 @@ func (b Block) MarshalJSON() ([]byte, error) {
 			Type     string `json:"type"`
 			Data     string `json:"data"`
 			MimeType string `json:"mime_type"`
-		}{b.Type, b.Data, b.MimeType})
+			FileID   string `json:"file_id,omitempty"`
+		}{b.Type, b.Data, b.MimeType, b.FileID})
 	case TypeToolUse:
 		return json.Marshal(struct {
 			Type      string  `json:"type"`
@@ -140,6 +146,7 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 		Origin     string  `json:"origin"`
 		Data       string  `json:"data"`
 		MimeType   string  `json:"mime_type"`
+		FileID     string  `json:"file_id"`
 		ID         string  `json:"id"`
 		Name       string  `json:"name"`
 		Arguments  string  `json:"arguments"`
@@ -157,7 +164,7 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("unknown content block type %q", w.Type)
 	}
 	*b = Block{Type: w.Type, Text: w.Text, Thinking: w.Thinking, Signature: w.Signature, Origin: w.Origin, Data: w.Data,
-		MimeType: w.MimeType, ID: w.ID, Name: w.Name, Arguments: w.Arguments, ToolCallID: w.ToolCallID,
+		MimeType: w.MimeType, FileID: w.FileID, ID: w.ID, Name: w.Name, Arguments: w.Arguments, ToolCallID: w.ToolCallID,
 		ToolName: w.ToolName, Content: w.Content, IsError: w.IsError}
 	return nil
 }

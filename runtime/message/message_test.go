@@ -20,6 +20,8 @@ func TestBlockJSONShapes(t *testing.T) {
 			`{"type":"thinking","thinking":"t","signature":"s","origin":"openai_responses"}`},
 		{Block{Type: TypeRedactedThinking, Data: "x"}, `{"type":"redacted_thinking","data":"x"}`},
 		{Block{Type: TypeImage, Data: "AA==", MimeType: "image/png"}, `{"type":"image","data":"AA==","mime_type":"image/png"}`},
+		{Block{Type: TypeImage, Data: "AA==", MimeType: "image/png", FileID: "file_1"}, `{"type":"image","data":"AA==","mime_type":"image/png","file_id":"file_1"}`},
+		{Block{Type: TypeText, Text: "a", FileID: "file_2"}, `{"type":"text","text":"a","file_id":"file_2"}`},
 		{Block{Type: TypeToolUse, ID: "c", Name: "n", Arguments: `{"a":1}`}, `{"type":"tool_use","id":"c","name":"n","arguments":"{\"a\":1}"}`},
 		{ToolResult("c", "n", "out", false), `{"type":"tool_result","tool_call_id":"c","tool_name":"n","content":"out"}`},
 		{ToolResult("c", "n", "", true), `{"type":"tool_result","tool_call_id":"c","tool_name":"n","content":"","is_error":true}`},

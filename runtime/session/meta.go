@@ -24,9 +24,30 @@ type Meta struct {
 	Skills       []string       `json:"skills"`
 	Cwd          *string        `json:"cwd"`
 	ContextUsage *message.Usage `json:"context_usage,omitempty"`
+	// UsageByModel is every token the session's model calls used, by
+	// "provider/model" (what prices its cost: config.Price).
+	UsageByModel map[string]message.Usage `json:"usage_by_model,omitempty"`
 	// ACP binds a session run by an external ACP agent (prompt --agent):
 	// enough to reattach to the agent's own session.
 	ACP *ACPBinding `json:"acp,omitempty"`
+	// Parent is set on a subagent's run, a session of its own started by
+	// a turn of the parent session.
+	Parent *ParentRef `json:"parent,omitempty"`
+}
+
+// ParentRef names the turn that started a subagent's session.
+type ParentRef struct {
+	SessionID string `json:"session_id"`
+	CallID    string `json:"call_id"` // the delegating tool call
+	Agent     string `json:"agent"`   // the subagent's name
+}
+
+// ParentID is the parent session's id, "" for a session of its own.
+func (m Meta) ParentID() string {
+	if m.Parent == nil {
+		return ""
+	}
+	return m.Parent.SessionID
 }
 
 // ACPBinding is the external agent's side of a session. MCP servers are
@@ -102,6 +123,22 @@ func Str(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// AddUsage counts u, used by model ("provider/model"), in UsageByModel.
+func (m *Meta) AddUsage(model string, u message.Usage) {
+	if u == (message.Usage{}) {
+		return
+	}
+	if m.UsageByModel == nil {
+		m.UsageByModel = map[string]message.Usage{}
+	}
+	t := m.UsageByModel[model]
+	t.InputTokens += u.InputTokens
+	t.OutputTokens += u.OutputTokens
+	t.CacheReadTokens += u.CacheReadTokens
+	t.CacheCreationTokens += u.CacheCreationTokens
+	m.UsageByModel[model] = t
 }
 
 // InfoEvent is the session_info_update that opens a turn on the session:

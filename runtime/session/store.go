@@ -288,14 +288,16 @@ func (s *FileStore) List() ([]Meta, error) {
 	return out, nil
 }
 
-// Latest returns the most recently updated session whose cwd is cwd.
+// Latest returns the most recently updated session whose cwd is cwd, not
+// counting subagents' runs (sessions with a Parent): they are not the
+// conversation the user continues.
 func Latest(s Store, cwd string) (*Meta, error) {
 	all, err := s.List()
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range all {
-		if m.Cwd != nil && *m.Cwd == cwd {
+		if m.Cwd != nil && *m.Cwd == cwd && m.Parent == nil {
 			return &m, nil
 		}
 	}

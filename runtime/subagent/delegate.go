@@ -4,17 +4,19 @@
 //
 // A subagent starts from the task alone (no parent history), runs the
 // parent's tool instances (so the parent's work_dir and MCP connections)
-// minus delegate_task, goes through the parent's permission gate, stops
-// with the parent's context, and is never persisted: its turn is not a
-// session (Turn.Persist is nil), only its answer lands in the parent's
-// history as the tool result. Its tool calls show in the parent's event
-// stream, titled "[name] tool" under ids prefixed by the delegate call's.
+// minus delegate_task, goes through the parent's permission gate and stops
+// with the parent's context. Its turn is stored as a session of its own
+// when Options.Child makes one (a child of the parent's session); only its
+// answer lands in the parent's history, as the tool result. Its tool calls
+// show in the parent's event stream, titled "[name] tool" under ids
+// prefixed by the delegate call's.
 package subagent
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/openheim/openheim/runtime/agent"
@@ -29,8 +31,8 @@ import (
 // the agent loop's own default.
 const DefaultMaxIterations = 10
 
-// inlineName names an inline subagent in event titles.
-const inlineName = "subagent"
+// InlineName names an inline subagent in event titles and its session.
+const InlineName = "subagent"
 
 // Options are what a delegate_task tool takes from the parent's turn.
 type Options struct {
@@ -57,10 +59,30 @@ type Options struct {
 	// CallID returns the id of the tool call running under ctx, to prefix
 	// the subagent's call ids with; nil or "" uses a fresh "delegate-…" id.
 	CallID func(ctx context.Context) string
+	// Child, when set, makes the session a subagent's turn is stored in;
+	// nil (or a failure, logged) leaves the turn unstored.
+	Child func(ctx context.Context, spec ChildSpec) (*Child, error)
 	// External runs a task on the external ACP agent a profile names
 	// (acp_agent), streaming its events to sink under the parent's gate;
 	// nil refuses such profiles.
 	External func(ctx context.Context, agent, task string, sink event.Sink, permit func(context.Context, message.Block, string) bool) (event.End, error)
+}
+
+// ChildSpec is the session a subagent's run asks for.
+type ChildSpec struct {
+	Name, Task string // the subagent's name ("subagent" inline) and task
+	CallID     string // the delegate_task call's
+	Provider   string // "" is the parent's
+	Model      string
+}
+
+// Child is a subagent's run as a session of its own.
+type Child struct {
+	SessionID string
+	// Persist stores the turn's messages, as a session's turn does.
+	Persist func(msgs ...message.Message) error
+	// Done records how the turn ended (its usage, its last update).
+	Done func(end event.End)
 }
 
 // Model is a resolved model and its limits.
@@ -137,13 +159,33 @@ func (t *tool) Run(ctx context.Context, raw json.RawMessage) tools.Result {
 		ContextWindow: model.ContextWindow,
 		Permit:        t.permit(prefix),
 	}
-	end := sub.Run(ctx, agent.Turn{
+	turn := agent.Turn{
 		SessionID: t.opts.SessionID,
 		Input:     message.Message{Role: message.RoleUser, Content: []message.Block{message.Text(a.Task)}},
 		Sink:      fw,
-		// Persist nil: a subagent's turn is not a session.
-	})
+	}
+	child := t.child(ctx, ChildSpec{Name: p.name, Task: a.Task, CallID: prefix, Provider: p.provider, Model: model.Name})
+	if child != nil {
+		turn.Persist = child.Persist
+	}
+	end := sub.Run(ctx, turn)
+	if child != nil && child.Done != nil {
+		child.Done(end)
+	}
 	return result(p.who, end, fw.answer())
+}
+
+// child makes the session of a subagent's run, if the parent stores them.
+func (t *tool) child(ctx context.Context, spec ChildSpec) *Child {
+	if t.opts.Child == nil {
+		return nil
+	}
+	c, err := t.opts.Child(ctx, spec)
+	if err != nil {
+		slog.Warn("subagent: its run is not stored as a session", "subagent", spec.Name, "err", err)
+		return nil
+	}
+	return c
 }
 
 // runExternal hands the task to the profile's external ACP agent; its tool
@@ -190,7 +232,7 @@ func (t *tool) plan(a args) (plan, error) {
 		p = plan{name: agentName, who: "subagent " + agentName, system: prof.System, provider: prof.Provider, model: prof.Model,
 			tools: prof.Tools, maxIter: prof.MaxIterations, acpAgent: prof.ACPAgent}
 	} else {
-		p = plan{name: inlineName, who: "the inline subagent", system: a.SystemPrompt, provider: a.Provider, model: a.Model, tools: a.Tools}
+		p = plan{name: InlineName, who: "the inline subagent", system: a.SystemPrompt, provider: a.Provider, model: a.Model, tools: a.Tools}
 	}
 	if a.MaxIterations > 0 && (p.maxIter == 0 || a.MaxIterations < p.maxIter) {
 		p.maxIter = a.MaxIterations

@@ -201,6 +201,8 @@ func (a *Agent) initialize(params json.RawMessage) (any, error) {
 	a.fs = req.ClientCapabilities.FS
 	a.mu.Unlock()
 	cfg := a.Engine.Config
+	// MCP servers still connecting: _meta lists their tools and status.
+	a.Engine.WaitMCP(context.Background(), engine.ListWait)
 	reg, err := a.Engine.Tools(cfg.WorkDir, nil, false)
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.Internal, err.Error())

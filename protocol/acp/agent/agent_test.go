@@ -171,6 +171,12 @@ func TestErrorCodes(t *testing.T) {
 	_, err = c.call(acp.MethodSessionNew, map[string]any{"cwd": 42})
 	wantError(t, err, jsonrpc.InvalidParams, "")
 	id := c.newSession(t)
+	// A cwd that does not exist: session/new and session/load say the same.
+	gone := filepath.Join(c.work, "no-such-dir")
+	_, err = c.call(acp.MethodSessionNew, map[string]any{"cwd": gone})
+	wantError(t, err, jsonrpc.InvalidParams, `is not a directory`)
+	_, err = c.call(acp.MethodSessionLoad, map[string]any{"sessionId": id, "cwd": gone, "mcpServers": []any{}})
+	wantError(t, err, jsonrpc.InvalidParams, `cwd \"`+gone+`\" is not a directory`)
 	_, err = c.call(acp.MethodSessionSetMode, map[string]any{"sessionId": id, "modeId": "yolo"})
 	wantError(t, err, jsonrpc.InvalidParams, "code, architect")
 	_, err = c.call(acp.MethodSessionPrompt, map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}}})

@@ -2,11 +2,14 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/engine/enginetest"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm/llmtest"
 	"github.com/openheim/openheim/runtime/tools"
@@ -49,5 +52,18 @@ func TestSessionInfoAdapted(t *testing.T) {
 	}
 	if strings.Contains(infos[0], "mcpServerFailed") || strings.Contains(infos[0], `"model"`) {
 		t.Errorf("the info carries more than ACP's title and time: %s", infos[0])
+	}
+}
+
+// TestInitializeWaitsForConnectingMCPServers: initialize right after start
+// waits for an MCP server still connecting, so its _meta lists the
+// server's tools and its real status.
+func TestInitializeWaitsForConnectingMCPServers(t *testing.T) {
+	c := connectWith(t, func(work, llmURL string) string {
+		return fmt.Sprintf("work_dir = %q\n[providers.fake]\napi_base = %q\ndefault_model = \"m1\"\n", work, llmURL)
+	}, func(e *engine.Engine) { e.MCP = enginetest.NewSlowMCP(300 * time.Millisecond) })
+	raw := string(c.mustCall(t, acp.MethodInitialize, map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}))
+	if !strings.Contains(raw, `"slow__ping"`) || !strings.Contains(raw, `"connected":true`) {
+		t.Errorf("initialize right after start: %.600s", raw)
 	}
 }

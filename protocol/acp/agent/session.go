@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,6 +129,9 @@ func (a *Agent) open(r acp.LoadSessionRequest) (*liveSession, *session.Conversat
 	if cwd == "" {
 		cwd = a.Engine.Config.WorkDir
 	}
+	if err := checkCwd(cwd, r.CWD == ""); err != nil {
+		return nil, nil, err
+	}
 	if err := a.Policy.check(cwd, r.MCPServers); err != nil {
 		return nil, nil, err
 	}
@@ -142,6 +147,21 @@ func (a *Agent) open(r acp.LoadSessionRequest) (*liveSession, *session.Conversat
 		ls.setMCP(servers)
 	}
 	return ls, conv, nil
+}
+
+// checkCwd refuses, as session/new does (-32602), a cwd a session cannot
+// work in; stored says it is the session's own (no cwd was given).
+func checkCwd(cwd string, stored bool) error {
+	if !filepath.IsAbs(cwd) {
+		return invalidParams(fmt.Sprintf("cwd %q is not an absolute path", cwd))
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		if stored {
+			return invalidParams(fmt.Sprintf("the session's cwd %q is not a directory any more; give a cwd", cwd))
+		}
+		return invalidParams(fmt.Sprintf("cwd %q is not a directory", cwd))
+	}
+	return nil
 }
 
 func (a *Agent) load(r acp.LoadSessionRequest) (any, error) {

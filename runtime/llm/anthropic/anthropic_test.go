@@ -140,7 +140,8 @@ func TestAnthropicThinkingRoundTrip(t *testing.T) {
 	}
 	// Each redacted block shows as a notice, never its data.
 	wantDeltas := []llm.Delta{{Kind: llm.DeltaThinking, Text: message.RedactedThinkingNotice}, {Kind: llm.DeltaThinking, Text: message.RedactedThinkingNotice},
-		{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"}, {Kind: llm.DeltaText, Text: "Checking."}}
+		{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"}, {Kind: llm.DeltaText, Text: "Checking."},
+		llm.ToolCallDelta(0, "toolu_1", "read")}
 	if !reflect.DeepEqual(ds, wantDeltas) {
 		t.Errorf("deltas = %#v", ds)
 	}

@@ -92,7 +92,8 @@ func TestAnthropicByteByByteOverHTTP(t *testing.T) {
 		t.Fatalf("%#v, %v", got, err)
 	}
 	want := []llm.Delta{{Kind: llm.DeltaThinking, Text: message.RedactedThinkingNotice},
-		{Kind: llm.DeltaThinking, Text: "hmm, "}, {Kind: llm.DeltaThinking, Text: "ünïcode"}, {Kind: llm.DeltaText, Text: "Hé 世"}}
+		{Kind: llm.DeltaThinking, Text: "hmm, "}, {Kind: llm.DeltaThinking, Text: "ünïcode"}, {Kind: llm.DeltaText, Text: "Hé 世"},
+		llm.ToolCallDelta(0, "toolu_1", "f"), llm.ToolCallDelta(1, "toolu_2", "g")}
 	if !reflect.DeepEqual(ds, want) {
 		t.Errorf("deltas = %#v", ds)
 	}

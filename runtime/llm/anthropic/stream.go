@@ -150,6 +150,10 @@ func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(llm.Delta) erro
 			if onDelta != nil && cb.Data != "" {
 				return false, onDelta(llm.Delta{Kind: llm.DeltaThinking, Text: message.RedactedThinkingNotice})
 			}
+		case message.TypeToolUse:
+			if onDelta != nil {
+				return false, onDelta(llm.ToolCallDelta(a.callsBefore(b), cb.ID, cb.Name))
+			}
 		}
 	case "content_block_delta":
 		if e.Delta == nil {
@@ -185,6 +189,21 @@ func (a *anAccumulator) add(typ string, e *anEvent, onDelta func(llm.Delta) erro
 	// content_block_stop, ping and unknown event types (the API may add
 	// some) need nothing.
 	return false, nil
+}
+
+// callsBefore is how many tool_use blocks come before b: its place among
+// the reply's calls.
+func (a *anAccumulator) callsBefore(b *anBlockAcc) int {
+	n := 0
+	for _, x := range a.blocks {
+		if x == b {
+			break
+		}
+		if x.typ == message.TypeToolUse {
+			n++
+		}
+	}
+	return n
 }
 
 // start begins a block at index. A start at an index already in use begins

@@ -345,3 +345,25 @@ func TestGeminiPromptBlockedAndUsage(t *testing.T) {
 		t.Fatalf("usage: %#v, %v", resp, err)
 	}
 }
+
+// TestGeminiToolCallStarts: a functionCall part announces its call, with
+// its place among the reply's calls.
+func TestGeminiToolCallStarts(t *testing.T) {
+	_, p := geminiSetup(t, Config{}, llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+		{ID: "c1", Name: "read", Arguments: `{"path":"a"}`}, {ID: "c2", Name: "list", Arguments: `{}`}}})
+	ds, resp, err := wiretest.Collect(t, p, geminiRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []llm.CallStart
+	for _, d := range ds {
+		if d.Kind == llm.DeltaToolCall {
+			starts = append(starts, *d.Call)
+		}
+	}
+	uses := (message.Message{Content: resp.Content}).ToolUses()
+	if len(starts) != 2 || len(uses) != 2 || starts[0].Index != 0 || starts[1].Index != 1 ||
+		starts[0].Name != "read" || starts[1].Name != "list" || starts[1].ID != uses[1].ID {
+		t.Errorf("starts = %+v, uses %+v", starts, uses)
+	}
+}

@@ -119,6 +119,9 @@ func (a *gmAccumulator) part(p gmPart, onDelta func(llm.Delta) error) error {
 			b.Signature = &sig
 		}
 		a.calls = append(a.calls, b)
+		if onDelta != nil {
+			return onDelta(llm.ToolCallDelta(len(a.calls)-1, id, fc.Name))
+		}
 		return nil
 	}
 	if p.ThoughtSignature != "" {

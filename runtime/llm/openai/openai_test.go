@@ -368,3 +368,27 @@ func TestOpenAIContextTooLong(t *testing.T) {
 		t.Errorf("an unrelated 400 is not context too long: %v", err)
 	}
 }
+
+// TestOpenAIToolCallStarts: each tool call is announced once, as its first
+// fragment arrives, with its place among the reply's calls: the place of
+// its tool_use block in the response.
+func TestOpenAIToolCallStarts(t *testing.T) {
+	_, p := setup(t, Config{}, llmtest.Reply{Text: []string{"Looking."}, ToolCalls: []llmtest.ToolCall{
+		{ID: "call_a", Name: "read", Arguments: `{"path":"a"}`, Split: 3}, {ID: "call_b", Name: "list", Arguments: `{}`}}})
+	ds, resp, err := wiretest.Collect(t, p, simpleRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []llm.CallStart
+	for _, d := range ds {
+		if d.Kind == llm.DeltaToolCall {
+			starts = append(starts, *d.Call)
+		}
+	}
+	if want := []llm.CallStart{{Index: 0, ID: "call_a", Name: "read"}, {Index: 1, ID: "call_b", Name: "list"}}; !reflect.DeepEqual(starts, want) {
+		t.Errorf("starts = %+v", starts)
+	}
+	if uses := (message.Message{Content: resp.Content}).ToolUses(); len(uses) != 2 || uses[1].ID != "call_b" {
+		t.Errorf("tool uses = %+v", uses)
+	}
+}

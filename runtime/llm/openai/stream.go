@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -80,8 +81,9 @@ type oaAccumulator struct {
 }
 
 type oaCallAcc struct {
-	id, name string
-	args     strings.Builder
+	id, name  string
+	args      strings.Builder
+	announced bool // its DeltaToolCall went out
 }
 
 // decodeOAStream reads SSE events until [DONE]. It forwards deltas as they
@@ -183,7 +185,7 @@ func (a *oaAccumulator) addChoice(ch gjson.Result, onDelta func(llm.Delta) error
 			return a.malformed("", err)
 		}
 		for _, tc := range tcs {
-			if err := a.addToolCall(tc); err != nil {
+			if err := a.addToolCall(tc, onDelta); err != nil {
 				return err
 			}
 		}
@@ -221,7 +223,7 @@ func (a *oaAccumulator) emit(kind llm.DeltaKind, s string, onDelta func(llm.Delt
 // addToolCall merges one fragment. Fragments are keyed by index; a fragment
 // carrying a new id at an index already in use starts another call, because
 // some compatible servers send every call whole with index 0.
-func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) error {
+func (a *oaAccumulator) addToolCall(tc oaToolCallDelta, onDelta func(llm.Delta) error) error {
 	var call *oaCallAcc
 	if tc.Index != nil {
 		call = a.byIndex[*tc.Index]
@@ -246,6 +248,14 @@ func (a *oaAccumulator) addToolCall(tc oaToolCallDelta) error {
 	}
 	if call.name == "" {
 		call.name = string(tc.Function.Name)
+	}
+	if !call.announced && call.name != "" && onDelta != nil {
+		// The call begins once it has a name (its first fragment, on
+		// every server seen); its place is its index among the calls.
+		call.announced = true
+		if err := onDelta(llm.ToolCallDelta(slices.Index(a.calls, call), call.id, call.name)); err != nil {
+			return err
+		}
 	}
 	args, err := a.cap.Take(string(tc.Function.Arguments))
 	call.args.WriteString(args)

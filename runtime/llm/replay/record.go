@@ -45,9 +45,10 @@ func NewRecorder(p llm.Provider, path string, red *redact.Redactor) (*Recorder, 
 func (r *Recorder) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
 	var stream []CassetteDelta
 	resp, err := r.p.Stream(ctx, req, func(d llm.Delta) error {
-		if d.Kind == llm.DeltaThinking {
+		switch d.Kind {
+		case llm.DeltaThinking:
 			stream = append(stream, CassetteDelta{Thinking: d.Text})
-		} else {
+		case llm.DeltaText:
 			stream = append(stream, CassetteDelta{Text: d.Text})
 		}
 		if onDelta == nil {

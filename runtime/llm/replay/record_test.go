@@ -59,9 +59,10 @@ func TestRecordThenReplayIsLossless(t *testing.T) {
 	if !reflect.DeepEqual(again.Content, got.Content) || again.Usage != got.Usage || again.StopReason != got.StopReason {
 		t.Fatalf("replayed %+v\nrecorded %+v", again, got)
 	}
-	want := []llm.Delta{{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"}, {Kind: llm.DeltaText, Text: "Looking."}}
+	want := []llm.Delta{{Kind: llm.DeltaThinking, Text: "let me "}, {Kind: llm.DeltaThinking, Text: "think"}, {Kind: llm.DeltaText, Text: "Looking."},
+		llm.ToolCallDelta(0, "toolu_1", "list_dir")}
 	if !reflect.DeepEqual(deltas, want) {
-		t.Errorf("replay must stream the recorded fragments: %+v", deltas)
+		t.Errorf("replay must stream the recorded fragments, then announce the calls: %+v", deltas)
 	}
 	// A different conversation is a clear mismatch, not a wrong answer.
 	replay, _ = New(path)

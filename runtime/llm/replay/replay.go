@@ -213,8 +213,18 @@ func (p *replayProvider) Stream(ctx context.Context, req *llm.Request, onDelta f
 }
 
 // deltas is what the reply streams: the recorded fragments, else the text
-// and thinking of its blocks cut into word-sized pieces.
+// and thinking of its blocks cut into word-sized pieces; then the start of
+// each tool call, as a live wire announces it.
 func (rep CassetteReply) deltas(content []message.Block) []llm.Delta {
+	out := rep.textDeltas(content)
+	for i, b := range (message.Message{Content: content}).ToolUses() {
+		out = append(out, llm.ToolCallDelta(i, b.ID, b.Name))
+	}
+	return out
+}
+
+// textDeltas are the text and thinking fragments the reply streams.
+func (rep CassetteReply) textDeltas(content []message.Block) []llm.Delta {
 	var out []llm.Delta
 	if len(rep.Stream) > 0 {
 		for _, d := range rep.Stream {

@@ -67,7 +67,8 @@ func TestReplayPlaysInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantDeltas := []llm.Delta{{Kind: llm.DeltaThinking, Text: "I "}, {Kind: llm.DeltaThinking, Text: "will "}, {Kind: llm.DeltaThinking, Text: "list."},
-		{Kind: llm.DeltaText, Text: "Let "}, {Kind: llm.DeltaText, Text: "me "}, {Kind: llm.DeltaText, Text: "look "}, {Kind: llm.DeltaText, Text: "at "}, {Kind: llm.DeltaText, Text: "it."}}
+		{Kind: llm.DeltaText, Text: "Let "}, {Kind: llm.DeltaText, Text: "me "}, {Kind: llm.DeltaText, Text: "look "}, {Kind: llm.DeltaText, Text: "at "}, {Kind: llm.DeltaText, Text: "it."},
+		llm.ToolCallDelta(0, "call_1", "list_dir"), llm.ToolCallDelta(1, "call_1_2", "read_file")}
 	if !reflect.DeepEqual(ds, wantDeltas) {
 		t.Errorf("deltas = %v", ds)
 	}

@@ -115,7 +115,8 @@ func TestResponsesReasoningRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []llm.Delta{{Kind: llm.DeltaThinking, Text: "**Plan**"}, {Kind: llm.DeltaThinking, Text: " read it"}}; !reflect.DeepEqual(ds, want) {
+	if want := []llm.Delta{{Kind: llm.DeltaThinking, Text: "**Plan**", Summary: true}, {Kind: llm.DeltaThinking, Text: " read it", Summary: true},
+		llm.ToolCallDelta(0, "call_1", "read")}; !reflect.DeepEqual(ds, want) {
 		t.Errorf("deltas = %#v", ds)
 	}
 	enc := "gAAAAB-enc=="

@@ -121,6 +121,8 @@ type item struct {
 	callID, name string
 	encrypted    string
 	summaryIndex int
+	summary      bool // reasoning: its text is a summary (reasoning_summary_text)
+	announced    bool // function_call: its DeltaToolCall went out
 }
 
 type accumulator struct {
@@ -156,6 +158,7 @@ func (a *accumulator) add(e *event) (done bool, err error) {
 		return false, a.fill(it, llm.DeltaText, e.Refusal)
 	case "response.reasoning_summary_text.delta":
 		it := a.find(e, "reasoning")
+		it.summary = true
 		if e.SummaryIndex != it.summaryIndex && it.buf.Len() > 0 {
 			// A new summary part: keep the parts apart as paragraphs.
 			if err := a.emit(it, llm.DeltaThinking, "\n\n"); err != nil {
@@ -221,9 +224,31 @@ func (a *accumulator) start(e *event) error {
 		a.byID[w.ID] = it
 	}
 	if w.Type == "function_call" {
+		if err := a.announce(it); err != nil {
+			return err
+		}
 		return a.fillArgs(it, w.Arguments)
 	}
 	return nil
+}
+
+// announce forwards the start of a function call item (once it has a
+// name): its place is the count of calls before it.
+func (a *accumulator) announce(it *item) error {
+	if it.announced || it.name == "" || a.onDelta == nil {
+		return nil
+	}
+	it.announced = true
+	n := 0
+	for _, x := range a.items {
+		if x == it {
+			break
+		}
+		if x.kind == "function_call" {
+			n++
+		}
+	}
+	return a.onDelta(llm.ToolCallDelta(n, it.callID, it.name))
 }
 
 // find is the item an event belongs to, by item id, else output index; an
@@ -267,6 +292,7 @@ func (a *accumulator) finish(it *item, w *wireItem) error {
 		for _, s := range w.Summary {
 			parts = append(parts, s.Text)
 		}
+		it.summary = it.summary || len(parts) > 0
 		return a.fill(it, llm.DeltaThinking, strings.Join(parts, "\n\n"))
 	case "function_call":
 		if it.callID == "" {
@@ -274,6 +300,9 @@ func (a *accumulator) finish(it *item, w *wireItem) error {
 		}
 		if it.name == "" {
 			it.name = w.Name
+		}
+		if err := a.announce(it); err != nil {
+			return err
 		}
 		return a.fillArgs(it, w.Arguments)
 	case "message":
@@ -312,5 +341,5 @@ func (a *accumulator) fillArgs(it *item, args string) error {
 }
 
 func (a *accumulator) emit(it *item, kind llm.DeltaKind, s string) error {
-	return a.cap.Forward(&it.buf, kind, s, a.onDelta)
+	return a.cap.ForwardDelta(&it.buf, llm.Delta{Kind: kind, Text: s, Summary: it.summary}, a.onDelta)
 }

@@ -92,9 +92,10 @@ func (pol Policy) delay(n int, err error) (d time.Duration, asked bool) {
 }
 
 // wait sleeps before retry number n (0-based) of what after err, saying in
-// one warning how long and why. It fails, without waiting, when the server
-// asks for more than MaxWait, and when ctx ends first.
-func (pol Policy) wait(ctx context.Context, n int, what string, err error) error {
+// one warning how long and why, and telling notify (when set) before it
+// waits. It fails, without waiting, when the server asks for more than
+// MaxWait, and when ctx ends first.
+func (pol Policy) wait(ctx context.Context, n int, what string, err error, notify func(time.Duration)) error {
 	d, asked := pol.delay(n, err)
 	why := "(backoff)"
 	if asked {
@@ -106,6 +107,9 @@ func (pol Policy) wait(ctx context.Context, n int, what string, err error) error
 	}
 	pol.Logger.Warn(fmt.Sprintf("llm: retrying %s in %v %s", what, d.Round(time.Millisecond), why),
 		"attempt", n+1, "max_retries", pol.MaxRetries, "error", err.Error())
+	if notify != nil {
+		notify(d)
+	}
 	if serr := pol.Sleep(ctx, d); serr != nil {
 		return fmt.Errorf("llm: %w while waiting to retry after: %v", serr, err)
 	}
@@ -118,19 +122,25 @@ func (pol Policy) wait(ctx context.Context, n int, what string, err error) error
 func Do(ctx context.Context, pol Policy, what string, fn func() error) error {
 	_, err := run(ctx, pol.withDefaults(), what, func() (struct{}, bool, error) {
 		return struct{}{}, true, fn()
-	})
+	}, nil)
 	return err
 }
 
 // run is the loop behind Do and Wrap. try makes one attempt; again false
-// makes its failure final whatever the error. pol has its defaults.
-func run[T any](ctx context.Context, pol Policy, what string, try func() (T, bool, error)) (T, error) {
+// makes its failure final whatever the error. onRetry, when set, hears of
+// each retry before its wait. pol has its defaults.
+func run[T any](ctx context.Context, pol Policy, what string, try func() (T, bool, error),
+	onRetry func(attempt int, d time.Duration, err error)) (T, error) {
 	for attempt := 0; ; attempt++ {
 		v, again, err := try()
 		if err == nil || !again || attempt >= pol.MaxRetries || !llm.Retryable(err) || ctx.Err() != nil {
 			return v, err
 		}
-		if err := pol.wait(ctx, attempt, what, err); err != nil {
+		var notify func(time.Duration)
+		if onRetry != nil {
+			notify = func(d time.Duration) { onRetry(attempt+1, d, err) }
+		}
+		if err := pol.wait(ctx, attempt, what, err, notify); err != nil {
 			var zero T
 			return zero, err
 		}
@@ -143,9 +153,10 @@ type provider struct {
 }
 
 // Wrap returns p with llm.Retryable errors retried with backoff. An attempt
-// that has already forwarded a delta is never retried: the consumer has
-// shown those fragments to the user, and a second attempt would stream a
-// different answer after them.
+// that has already forwarded text or thinking is never retried: the
+// consumer has shown those fragments to the user, and a second attempt
+// would stream a different answer after them. Before each wait the consumer gets an
+// llm.DeltaRetry saying when and why.
 func Wrap(p llm.Provider, pol Policy) llm.Provider {
 	return &provider{p: p, pol: pol.withDefaults()}
 }
@@ -155,12 +166,20 @@ func (r *provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ll
 	return run(ctx, r.pol, "model call", func() (*llm.Response, bool, error) {
 		forwarded := false
 		resp, err := r.p.Stream(ctx, req, func(d llm.Delta) error {
-			forwarded = true
+			// Text and thinking were shown; the start of a tool call was
+			// not (a retry may begin it again, or another).
+			forwarded = forwarded || d.Kind == llm.DeltaText || d.Kind == llm.DeltaThinking
 			if onDelta == nil {
 				return nil
 			}
 			return onDelta(d)
 		})
 		return resp, !forwarded, err
+	}, func(attempt int, d time.Duration, err error) {
+		if onDelta != nil {
+			// The retry goes ahead whatever the consumer answers.
+			_ = onDelta(llm.Delta{Kind: llm.DeltaRetry, Retry: &llm.RetryNotice{Attempt: attempt,
+				MaxRetries: r.pol.MaxRetries, Delay: d, Err: err.Error()}})
+		}
 	})
 }

@@ -160,3 +160,26 @@ func TestRetryDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapTellsOfRetries: before each wait the consumer hears of the retry
+// (which one, of how many, how long, why) as a DeltaRetry, and the answer
+// that follows streams after it.
+func TestWrapTellsOfRetries(t *testing.T) {
+	f := &fakeProvider{errs: []error{&llm.StatusError{Status: 429, RetryAfter: 2 * time.Second}, &llm.StatusError{Status: 500}}}
+	var got []llm.Delta
+	_, err := Wrap(f, fastPolicy).Stream(context.Background(), &llm.Request{}, func(d llm.Delta) error {
+		got = append(got, d)
+		return nil
+	})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("err %v, deltas %+v", err, got)
+	}
+	first, second := got[0].Retry, got[1].Retry
+	if got[0].Kind != llm.DeltaRetry || first == nil || first.Attempt != 1 || first.MaxRetries != 3 ||
+		first.Delay != 2*time.Second || !strings.Contains(first.Err, "429") {
+		t.Errorf("first retry: %+v %+v", got[0], first)
+	}
+	if second == nil || second.Attempt != 2 || !strings.Contains(second.Err, "500") || second.Delay <= 0 {
+		t.Errorf("second retry: %+v", second)
+	}
+}

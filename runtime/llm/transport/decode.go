@@ -57,16 +57,23 @@ func StreamError(kind, msg string) error {
 // as a delta of kind. The cap's error comes after that part was forwarded,
 // so what was shown is what the answer holds.
 func (c *AnswerCap) Forward(buf *strings.Builder, kind llm.DeltaKind, s string, onDelta func(llm.Delta) error) error {
-	if s == "" {
+	return c.ForwardDelta(buf, llm.Delta{Kind: kind, Text: s}, onDelta)
+}
+
+// ForwardDelta is Forward for a delta that carries more than its kind and
+// text (a reasoning summary's index, say); d.Text is what the cap judges.
+func (c *AnswerCap) ForwardDelta(buf *strings.Builder, d llm.Delta, onDelta func(llm.Delta) error) error {
+	if d.Text == "" {
 		return nil
 	}
-	s, capErr := c.Take(s)
+	s, capErr := c.Take(d.Text)
 	if s == "" {
 		return capErr
 	}
 	buf.WriteString(s)
 	if onDelta != nil {
-		if err := onDelta(llm.Delta{Kind: kind, Text: s}); err != nil {
+		d.Text = s
+		if err := onDelta(d); err != nil {
 			return err
 		}
 	}
