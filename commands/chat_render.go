@@ -113,12 +113,12 @@ func (r *chatRenderer) Emit(e event.Event) {
 			desc = e.Tool.Title
 		}
 		mark := r.style.OK("✓")
-		extra := ""
+		counts, extra := diffCounts(r.style, e.Tool.Content), ""
 		if e.Tool.Status == event.StatusFailed {
-			mark = r.style.Fail("✗")
+			mark, counts = r.style.Fail("✗"), ""
 			extra = " " + r.style.Fail(oneLine(rawText(e.Tool.RawOutput), 100))
 		}
-		fmt.Fprintf(r.w, "%s %s %s%s\n", mark, desc, r.style.Dim("· "+shortDuration(e.Tool.Duration)), extra)
+		fmt.Fprintf(r.w, "%s %s%s %s%s\n", mark, desc, counts, r.style.Dim("· "+shortDuration(e.Tool.Duration)), extra)
 		delete(r.running, e.Tool.ID)
 		r.order = removeID(r.order, e.Tool.ID)
 		if len(r.order) > 0 {
@@ -195,6 +195,22 @@ func (r *chatRenderer) endThinking() {
 		fmt.Fprintln(r.w)
 	}
 	r.inThink = false
+}
+
+// diffCounts is " +A -D" for the lines the diffs of a call's content
+// change, "" when it has none.
+func diffCounts(st tui.Style, content []event.ToolContent) string {
+	added, deleted, any := 0, 0, false
+	for _, c := range content {
+		if c.Diff != nil {
+			d := tui.NewFileDiff(tui.Style{}, "", c.Diff.OldText, c.Diff.NewText)
+			added, deleted, any = added+d.Added, deleted+d.Deleted, true
+		}
+	}
+	if !any {
+		return ""
+	}
+	return " " + st.OK(fmt.Sprintf("+%d", added)) + " " + st.Fail(fmt.Sprintf("-%d", deleted))
 }
 
 func removeID(ids []string, id string) []string {
