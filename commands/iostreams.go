@@ -18,7 +18,10 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	InTTY, OutTTY, ErrTTY bool
-	Color                 bool
+	// InPiped says stdin is a pipe or a file: it carries input (a
+	// terminal or /dev/null does not), which prompt attaches to the prompt.
+	InPiped bool
+	Color   bool
 
 	red    *redact.Redactor // the loaded config's secrets; nil before or without
 	rawErr io.Writer        // ErrOut before it was wrapped
@@ -48,6 +51,10 @@ func System() *IOStreams {
 	tty := func(f *os.File) bool { return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()) }
 	s := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		InTTY: tty(os.Stdin), OutTTY: tty(os.Stdout), ErrTTY: tty(os.Stderr)}
+	if fi, err := os.Stdin.Stat(); err == nil {
+		m := fi.Mode()
+		s.InPiped = !s.InTTY && (m&(os.ModeNamedPipe|os.ModeSocket) != 0 || m.IsRegular())
+	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	s.Color = s.ErrTTY && !noColor && os.Getenv("TERM") != "dumb"
 	return s

@@ -50,9 +50,12 @@ type PromptOptions struct {
 }
 
 const promptDescription = `Runs one turn: the prompt goes to the model, which may call tools inside the
-work directory, until it answers. The prompt comes from the arguments, or from
-stdin when there is no argument or it is "-". Each run creates a session, or
-continues one with --session or --continue.
+work directory, until it answers. The prompt comes from the argument, or from
+stdin when there is no argument or it is "-". With both an argument and piped
+input, the model gets the prompt, then the piped text as an attachment
+(<stdin>...</stdin>, up to 1 MiB), as 'git diff | openheim prompt "review"'
+expects. Each run creates a session, or continues one with --session or
+--continue.
 
 Tool calls pass the [permissions] rules of the config: denied calls fail, and
 calls the rules say to ask about run (there is no one to ask) unless
@@ -206,10 +209,14 @@ func promptError(err error) error {
 	return failure(fmt.Errorf("prompt: %w", err))
 }
 
-// promptInput builds the user message: the prompt text, then attachments.
+// promptInput builds the user message: the prompt text, then what was
+// piped on stdin (when the prompt came as an argument), then --file
+// attachments.
 func promptInput(opts *PromptOptions) ([]message.Block, error) {
 	text := opts.Text
-	if text == "" || text == "-" {
+	var piped *message.Block
+	switch {
+	case text == "" || text == "-":
 		if text == "" && opts.IO.InTTY {
 			return nil, usageErr(errors.New("prompt: no prompt given"), `openheim prompt "your prompt", or pipe it on stdin`)
 		}
@@ -218,11 +225,21 @@ func promptInput(opts *PromptOptions) ([]message.Block, error) {
 			return nil, failure(fmt.Errorf("prompt: reading stdin: %w", err))
 		}
 		text = string(data)
+	case opts.IO.InPiped:
+		// `git diff | openheim prompt "review this diff"`: both go.
+		b, err := stdinAttachment(opts.IO.In)
+		if err != nil {
+			return nil, err
+		}
+		piped = b
 	}
 	if strings.TrimSpace(text) == "" {
 		return nil, usageErr(errors.New("prompt: the prompt is empty"), "")
 	}
 	blocks := []message.Block{message.Text(text)}
+	if piped != nil {
+		blocks = append(blocks, *piped)
+	}
 	for _, path := range opts.Files {
 		b, err := attachment(path)
 		if err != nil {
@@ -231,6 +248,27 @@ func promptInput(opts *PromptOptions) ([]message.Block, error) {
 		blocks = append(blocks, b)
 	}
 	return blocks, nil
+}
+
+// stdinAttachment reads what was piped alongside a prompt argument as an
+// attachment after it, delimited as <stdin>...</stdin> so the model
+// tells the two apart; nil when nothing was piped.
+func stdinAttachment(in io.Reader) (*message.Block, error) {
+	data, err := io.ReadAll(io.LimitReader(in, maxAttachment+1))
+	if err != nil {
+		return nil, failure(fmt.Errorf("prompt: reading stdin: %w", err))
+	}
+	if len(data) > maxAttachment {
+		return nil, usageErr(fmt.Errorf("prompt: stdin is over the %d byte limit", maxAttachment), "pipe less, or save it to a file in the work directory and ask the agent to read it")
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return nil, usageErr(errors.New("prompt: stdin is not text"), "")
+	}
+	b := message.Text(fmt.Sprintf("<stdin>\n%s\n</stdin>", strings.TrimSuffix(string(data), "\n")))
+	return &b, nil
 }
 
 func attachment(path string) (message.Block, error) {

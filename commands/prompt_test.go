@@ -241,3 +241,41 @@ func TestPromptRunDependencyErrors(t *testing.T) {
 	opts.Config = func() (*config.Config, error) { return nil, usageErr(os.ErrNotExist, "") }
 	wantExit(t, promptRun(context.Background(), opts), ExitUsage, "file does not exist")
 }
+
+// A prompt argument and piped input: the model gets both, the prompt first
+// and the piped text delimited after it (git diff | openheim prompt ...).
+func TestPromptRunPipedInputWithAPrompt(t *testing.T) {
+	e := newTestEnv(t, fakeConfig)
+	e.llm.Enqueue(llmtest.Reply{Text: []string{"ok"}}, llmtest.Reply{Text: []string{"ok"}})
+	e.stdin("diff --git a/x b/x\n+new line\n")
+	e.f.IOStreams.InPiped = true
+	if err := promptRun(context.Background(), promptOpts(t, e, "review this diff")); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(e.llm.Requests()[0].Body)
+	if want := `review this diff\n\u003cstdin\u003e\ndiff --git a/x b/x\n+new line\n\u003c/stdin\u003e`; !strings.Contains(string(body), want) {
+		t.Errorf("request lacks %s: %s", want, body)
+	}
+	// Nothing piped (an empty pipe): the prompt alone.
+	e.stdin("")
+	if err := promptRun(context.Background(), promptOpts(t, e, "just this")); err != nil {
+		t.Fatal(err)
+	}
+	if body, _ := json.Marshal(e.llm.Requests()[1].Body); strings.Contains(string(body), "stdin") {
+		t.Errorf("an empty pipe was attached: %s", body)
+	}
+	e.stdin("a\x00b")
+	wantExit(t, promptRun(context.Background(), promptOpts(t, e, "hi")), ExitUsage, "prompt: stdin is not text")
+	e.stdin(strings.Repeat("x", maxAttachment+1))
+	wantExit(t, promptRun(context.Background(), promptOpts(t, e, "hi")), ExitUsage, "prompt: stdin is over the")
+	// Not a pipe (a terminal, /dev/null): stdin is not read.
+	e.f.IOStreams.InPiped = false
+	e.stdin("never read")
+	e.llm.Enqueue(llmtest.Reply{Text: []string{"ok"}})
+	if err := promptRun(context.Background(), promptOpts(t, e, "alone")); err != nil {
+		t.Fatal(err)
+	}
+	if body, _ := json.Marshal(e.llm.Requests()[2].Body); strings.Contains(string(body), "never read") {
+		t.Errorf("stdin was read though it is not a pipe: %s", body)
+	}
+}
