@@ -75,7 +75,7 @@ Examples:
   openheim prompt --file notes.txt "turn these notes into a checklist"
   openheim prompt --continue "now write tests for it"
   openheim prompt --json --timeout 5m "fix the failing test" > events.ndjson
-  openheim prompt --model gpt-4o-mini --max-iterations 3 "list the TODOs"
+  openheim prompt -m openai/gpt-4.1-mini --max-iterations 3 "list the TODOs"
   openheim prompt --record run.json "fix the bug"   # replay later with kind = "replay"`
 
 func newCmdPrompt(f *Factory, runF func(context.Context, *PromptOptions) error) *cli.Command {
@@ -86,7 +86,7 @@ func newCmdPrompt(f *Factory, runF func(context.Context, *PromptOptions) error) 
 		ArgsUsage:   "[TEXT|-]",
 		Description: promptDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model to use (default: the provider's default_model)"},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model to use, as `provider/model` or a model of --provider (default: the provider's default_model)"},
 			&cli.StringFlag{Name: "provider", Aliases: []string{"p"}, Usage: "provider to use (default: default_provider)"},
 			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "continue the session `ID` (or a unique id prefix, or its exact title)"},
 			&cli.BoolFlag{Name: "fork", Usage: "with --session or --continue: continue a copy, leaving the original as it is"},
@@ -146,6 +146,10 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if opts.MaxIterations > 0 {
 		cfg.MaxIterations = opts.MaxIterations
 	}
+	provider, model, err := modelFlags(cfg, opts.Provider, opts.Model)
+	if err != nil {
+		return err
+	}
 	input, err := promptInput(opts)
 	if err != nil {
 		return err
@@ -177,7 +181,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		asker = permission.DenyAsker
 	}
 	meta, end, err := runner.Prompt(ctx, engine.Request{
-		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
+		SessionID: sessionID, Provider: provider, Model: model,
 		Input: input, Sink: out.queue, Record: opts.Record, Gate: engine.Asking(asker), Skills: opts.Skills,
 	})
 	out.queue.Close()
@@ -190,6 +194,33 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		return nil
 	}
 	return &ExitError{Code: code, Err: errors.New("prompt: " + why), Hint: hintFor(code, meta.ID)}
+}
+
+// modelFlags reads --provider and --model as chat reads --model: a model
+// may be written provider/model. A model that --provider (or the default
+// provider) does not offer but another provider does is a usage error
+// saying which, rather than a request the model's own provider never sees.
+func modelFlags(cfg *config.Config, provider, model string) (string, string, error) {
+	if p, m, ok := strings.Cut(model, "/"); ok && cfg.Providers[p] != nil {
+		if provider != "" && provider != p {
+			return "", "", usageErr(fmt.Errorf("prompt: --model %s names provider %q, --provider %q", model, p, provider),
+				"give one of them: --model "+model+", or --provider "+provider+" --model "+m)
+		}
+		provider, model = p, m
+	}
+	if model == "" || provider == "" && cfg.Providers[cfg.DefaultProvider] == nil {
+		return provider, model, nil
+	}
+	_, err := cfg.Resolve(provider, model)
+	if err == nil {
+		return provider, model, nil
+	}
+	for _, ref := range cfg.ModelRefs() {
+		if p, m, _ := strings.Cut(ref, "/"); m == model && p != provider {
+			return "", "", usageErr(fmt.Errorf("prompt: %w", err), fmt.Sprintf("it is provider %s's model: add --provider %s, or write --model %s", p, p, ref))
+		}
+	}
+	return provider, model, nil // the engine words the error
 }
 
 // promptError maps a turn that could not start to its exit code and hint.

@@ -279,3 +279,39 @@ func TestPromptRunPipedInputWithAPrompt(t *testing.T) {
 		t.Errorf("stdin was read though it is not a pipe: %s", body)
 	}
 }
+
+// -m provider/model picks the provider as chat's --model does; a model of
+// another provider is a usage error naming it, before any request.
+func TestPromptRunModelRefs(t *testing.T) {
+	e := newTestEnv(t, `default_provider = "fake"
+work_dir = "$WORK"
+[providers.fake]
+api_base = "$LLM"
+models = ["fake-model", "fake-small"]
+[providers.other]
+api_base = "$LLM"
+models = ["other-model"]
+`)
+	ctx := context.Background()
+	e.llm.Enqueue(llmtest.Reply{Text: []string{"ok"}}, llmtest.Reply{Text: []string{"ok"}})
+	if err := promptRun(ctx, promptOpts(t, e, "-m", "other/other-model", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	if err := promptRun(ctx, promptOpts(t, e, "-p", "fake", "-m", "fake/fake-small", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"other-model", "fake-small"} {
+		if got := e.llm.Requests()[i].Body["model"]; got != want {
+			t.Errorf("request %d went to model %v, want %s", i+1, got, want)
+		}
+	}
+	err := promptRun(ctx, promptOpts(t, e, "-m", "other-model", "hi"))
+	wantExit(t, err, ExitUsage, `model "other-model" is not offered by provider "fake"`)
+	if hint := err.(*ExitError).Hint; !strings.Contains(hint, "--provider other") || !strings.Contains(hint, "--model other/other-model") {
+		t.Errorf("hint %q", hint)
+	}
+	wantExit(t, promptRun(ctx, promptOpts(t, e, "-p", "fake", "-m", "other/other-model", "hi")), ExitUsage, `names provider "other", --provider "fake"`)
+	if len(e.llm.Requests()) != 2 {
+		t.Errorf("a usage error reached the model")
+	}
+}
