@@ -63,14 +63,19 @@ func NewFactory(ios *IOStreams, version string) *Factory {
 	f.MCP = func(ctx context.Context, cfg *config.Config, only string) (*mcp.Manager, error) {
 		return connectMCP(ctx, cfg, f.Version, only)
 	}
+	var noticeOnce sync.Once // the embedding notice, once per process
 	f.Memory = func() (*memory.Memory, error) {
 		cfg, err := f.Config()
 		if err != nil {
 			return nil, err
 		}
-		m, err := memory.Open(memoryOptions(cfg, f.IOStreams, f.Home()))
+		opts, notice := memoryOptions(cfg, f.IOStreams, f.Home())
+		m, err := memory.Open(opts)
 		if err != nil {
 			return nil, failure(fmt.Errorf("memory: %w", err))
+		}
+		if notice != "" {
+			noticeOnce.Do(func() { opts.Warn(notice) })
 		}
 		return m, nil
 	}
@@ -149,7 +154,8 @@ func (f *Factory) runtime(ctx context.Context, cfg *config.Config, s *Sessions, 
 		hr := &host.Runner{Engine: e, Agent: name, Version: f.Version}
 		return hr, func() { hr.Close() }
 	}
-	e.Memory = &engine.MemoryOpener{Options: memoryOptions(cfg, f.IOStreams, f.Home())}
+	opts, notice := memoryOptions(cfg, f.IOStreams, f.Home())
+	e.Memory = &engine.MemoryOpener{Options: opts, Notice: notice}
 	return &Runtime{Engine: e, Servers: servers}, func() {
 		e.Memory.Close()
 		if servers != nil {
@@ -172,9 +178,11 @@ func startMCP(ctx context.Context, cfg *config.Config, ios *IOStreams, version s
 }
 
 // memoryOptions are where the notes and their index live, and how search
-// embeds (when the config says so).
-func memoryOptions(cfg *config.Config, ios *IOStreams, home string) memory.Options {
-	opts := memory.Options{
+// embeds (when the config says so); notice says why semantic search is
+// off when the config asks for it but it cannot be had (no key): the
+// caller says it once, when the memory opens.
+func memoryOptions(cfg *config.Config, ios *IOStreams, home string) (opts memory.Options, notice string) {
+	opts = memory.Options{
 		Dir: filepath.Join(home, "memory"), IndexDir: filepath.Join(home, "index", "memory"),
 		TopK: cfg.Memory.TopK, EmbeddingModel: cfg.Memory.EmbeddingModel,
 		Warn: func(msg string) { fmt.Fprintf(ios.ErrOut, "openheim: warning: memory: %s\n", msg) },
@@ -182,7 +190,7 @@ func memoryOptions(cfg *config.Config, ios *IOStreams, home string) memory.Optio
 	if cfg.Memory.EmbeddingProvider != "" {
 		// Without embeddings memory still works by keywords: say so, go on.
 		if emb, err := engine.NewEmbedder(cfg); err != nil {
-			opts.Warn(fmt.Sprintf("semantic search is off: %v (check [memory] and the provider's API key)", err))
+			notice = fmt.Sprintf("semantic search is off: %v; searches use keywords only", err)
 		} else {
 			opts.Embedder = emb
 		}
@@ -190,5 +198,5 @@ func memoryOptions(cfg *config.Config, ios *IOStreams, home string) memory.Optio
 	if ios.ErrTTY {
 		opts.Progress = progress(ios, "indexing memory")
 	}
-	return opts
+	return opts, notice
 }

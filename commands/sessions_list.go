@@ -80,6 +80,10 @@ func sessionsLsRun(_ context.Context, opts *SessionsLsOptions) error {
 		return nil
 	}
 	if len(list) == 0 {
+		if opts.Filter.Cwd != "" || !opts.Filter.Since.IsZero() {
+			fmt.Fprintln(opts.IO.ErrOut, "No sessions match"+filterWords(opts.Filter)+".")
+			return nil
+		}
 		fmt.Fprintln(opts.IO.ErrOut, "No sessions yet. Start one with: openheim prompt \"...\"")
 		return nil
 	}
@@ -89,6 +93,18 @@ func sessionsLsRun(_ context.Context, opts *SessionsLsOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID[:8], ago(s.UpdatedAt, time.Now()), s.Messages, orDash(s.Model), oneLine(s.Title, 60))
 	}
 	return tw.Flush()
+}
+
+// filterWords says what a listing was narrowed to.
+func filterWords(f history.Filter) string {
+	var parts []string
+	if f.Cwd != "" {
+		parts = append(parts, "in "+f.Cwd)
+	}
+	if !f.Since.IsZero() {
+		parts = append(parts, "updated since "+f.Since.Local().Format(time.DateTime))
+	}
+	return " " + strings.Join(parts, ", ")
 }
 
 // SessionsShowOptions is everything `openheim sessions show` needs.

@@ -247,3 +247,16 @@ func TestSessionsReindexRun(t *testing.T) {
 	opts := &SessionsReindexOptions{IO: e.f.IOStreams, Sessions: func() (*Sessions, error) { return nil, failure(os.ErrPermission) }}
 	wantExit(t, sessionsReindexRun(context.Background(), opts), ExitFailure, "permission denied")
 }
+
+// A filter that matches nothing says so, rather than "No sessions yet".
+func TestSessionsLsRunNoMatch(t *testing.T) {
+	e := newTestEnv(t, fakeConfig)
+	twoSessions(t, e)
+	opts := mustParse(t, e, "sessions", newCmdSessionsLs, "--cwd", filepath.Join(e.work, "elsewhere"))
+	if err := sessionsLsRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := "No sessions match in " + filepath.Join(e.work, "elsewhere") + ".\n"; e.errOut.String() != want || e.out.String() != "" {
+		t.Errorf("stdout %q stderr %q, want stderr %q", e.out, e.errOut, want)
+	}
+}
