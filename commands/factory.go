@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -23,10 +24,10 @@ type Factory struct {
 	IOStreams *IOStreams
 	Version   string // the running binary's, reported to MCP servers and ACP agents
 
-	// Home is the data directory ($OPENHEIM_HOME, else ~/.openheim): the
-	// sessions, the memory, serve's token and chat's input history live
-	// there. (The default config file is config.DefaultPath, in the same
-	// place unless a test replaced Home.)
+	// Home is the data directory ($OPENHEIM_HOME; else the config's
+	// data_dir or, with --config FILE, FILE's folder; else ~/.openheim):
+	// the sessions, the memory, serve's token and chat's input history
+	// live there.
 	Home func() string
 	// ConfigPath is the config file named by --config, "" for the default.
 	ConfigPath func() string
@@ -50,7 +51,8 @@ type Factory struct {
 // NewFactory returns the factory of a process whose streams are ios. The
 // config is read from --config once the root command has parsed it.
 func NewFactory(ios *IOStreams, version string) *Factory {
-	f := &Factory{IOStreams: ios, Version: version, Home: config.Home, ConfigPath: func() string { return "" }}
+	f := &Factory{IOStreams: ios, Version: version, ConfigPath: func() string { return "" }}
+	f.Home = f.dataHome
 	var once sync.Once
 	var cfg *config.Config
 	var cfgErr error
@@ -80,6 +82,27 @@ func NewFactory(ios *IOStreams, version string) *Factory {
 		return m, nil
 	}
 	return f
+}
+
+// dataHome is the data directory: $OPENHEIM_HOME; else the config's
+// data_dir, or the folder of the config file (so --config FILE writes
+// nothing to ~/.openheim unless the config says so); else ~/.openheim.
+func (f *Factory) dataHome() string {
+	if os.Getenv("OPENHEIM_HOME") != "" {
+		return config.Home()
+	}
+	if cfg, err := f.Config(); err == nil && cfg.DataHome() != "" {
+		return cfg.DataHome()
+	}
+	// A config that does not load fails the command that needs it; until
+	// then, a --config run still keeps to its file's folder.
+	if path := f.ConfigPath(); path != "" {
+		if dir, err := filepath.Abs(filepath.Dir(path)); err == nil {
+			return dir
+		}
+		return filepath.Dir(path)
+	}
+	return config.Home()
 }
 
 // loadConfig loads the configuration at path ("" = the default file).
