@@ -19,6 +19,7 @@ import (
 	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
 )
@@ -259,7 +260,8 @@ func (r *repl) turn(ctx context.Context, text string) {
 	asker := &replAsker{r: r, render: render, queue: queue}
 	defer hideTyping(c.ios.In)()
 	render.begin()
-	_, end, err := c.turn(turnCtx, []message.Block{message.Text(text)}, queue, asker)
+	turnCtx = retry.WithObserver(turnCtx, render.retrying)
+	meta, end, err := c.turn(turnCtx, []message.Block{message.Text(text)}, queue, asker)
 	queue.Close()
 	if err != nil {
 		render.pause()
@@ -274,11 +276,14 @@ func (r *repl) turn(ctx context.Context, text string) {
 		fmt.Fprintln(c.out, c.style.Fail("✗ "+msg))
 		return
 	}
-	why := ""
+	why, hint := "", ""
 	if code, reason := outcome(turnCtx, end, nil); code != ExitOK && code != ExitInterrupt {
 		why = reason
+		if t, ok := explainProvider(c.cfg, deref(meta.Provider), deref(meta.Model), end.Err); ok {
+			why, hint = t.Msg, t.Hint
+		}
 	}
-	render.finish(end, why)
+	render.finish(end, why, hint)
 }
 
 // begin makes ctx's child the one Ctrl-C cancels, until end.

@@ -14,6 +14,7 @@ import (
 	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
@@ -176,6 +177,7 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	runner, closeRunner := turnRunner(rt.Engine, opts.Agent)
 	defer closeRunner()
 	out := newTurnOutput(opts.IO, opts.JSON)
+	ctx = retry.WithObserver(ctx, out.retrying)
 	var asker permission.Asker
 	if opts.DenyAsk {
 		asker = permission.DenyAsker
@@ -193,7 +195,11 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if code == ExitOK {
 		return nil
 	}
-	return &ExitError{Code: code, Err: errors.New("prompt: " + why), Hint: hintFor(code, meta.ID)}
+	hint := hintFor(code, meta.ID)
+	if t, ok := explainProvider(cfg, deref(meta.Provider), deref(meta.Model), end.Err); ok && code == ExitFailure {
+		why, hint = t.Msg, t.Hint
+	}
+	return &ExitError{Code: code, Err: errors.New("prompt: " + why), Hint: hint}
 }
 
 // modelFlags reads --provider and --model as chat reads --model: a model

@@ -54,7 +54,7 @@ func TestPromptFlags(t *testing.T) {
 		{[]string{"--fork", "hi"}, "--fork needs --session or --continue"},
 		{[]string{"--max-iterations", "0", "hi"}, "--max-iterations must be at least 1"},
 		{[]string{"--timeout=-1s", "hi"}, "--timeout must be positive"},
-		{[]string{"--no-such-flag", "hi"}, "prompt: flag provided but not defined"},
+		{[]string{"--no-such-flag", "hi"}, "prompt: unknown flag --no-such-flag"},
 	} {
 		opts, err := parseCmd(t, e, "", newCmdPrompt, tc.args...)
 		if opts != nil {
@@ -191,7 +191,12 @@ func TestPromptRunErrors(t *testing.T) {
 
 	// The provider refusing the key ends the turn with exit 1.
 	e.llm.Enqueue(llmtest.Reply{Status: 401, ErrorBody: `{"error":{"message":"bad key"}}`})
-	wantExit(t, promptRun(ctx, promptOpts(t, e, "hi")), ExitFailure, "prompt: HTTP 401")
+	err = promptRun(ctx, promptOpts(t, e, "hi"))
+	host := strings.TrimPrefix(strings.TrimSuffix(e.llm.URL(), "/v1"), "http://")
+	wantExit(t, err, ExitFailure, "prompt: provider fake ("+host+", key none): HTTP 401")
+	if hint := err.(*ExitError).Hint; hint != host+" refused the key: check api_key or env_var in [providers.fake]" {
+		t.Errorf("hint %q", hint)
+	}
 }
 
 func TestPromptRunStoppedEarly(t *testing.T) {

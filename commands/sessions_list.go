@@ -35,7 +35,7 @@ Examples:
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cwd", Usage: "only sessions whose work directory is `DIR`"},
 			&cli.StringFlag{Name: "since", Usage: "only sessions updated within `AGE` (e.g. 12h, 7d, 2w) or since a date (2026-01-31)"},
-			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show at most `N` sessions (0: all)"},
+			limitFlag(50, 0, "show at most `N` sessions (0: all)"),
 		}, jsonFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := noArgs(cmd); err != nil {
@@ -178,7 +178,7 @@ Examples:
   openheim sessions search "refresh token"
   openheim sessions search migration --limit 5 --select session_id`,
 		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "limit", Value: 20, Usage: "show at most `N` sessions"},
+			limitFlag(20, 1, "show at most `N` sessions"),
 		}, jsonFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() == 0 {

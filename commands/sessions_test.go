@@ -17,7 +17,7 @@ func TestSessionsFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	since, _ := time.ParseInLocation(time.DateOnly, "2026-01-31", time.Local)
-	if ls.Filter.Cwd != e.work || !ls.Filter.Since.Equal(since) || ls.Filter.Limit != 5 || ls.Output != (jsonOutput{Select: "id"}) {
+	if ls.Filter.Cwd != e.work || !ls.Filter.Since.Equal(since) || ls.Filter.Limit != 5 || ls.Output.Select != "id" || ls.Output.JSON {
 		t.Errorf("ls: %+v", ls)
 	}
 	search, _ := parseCmd(t, e, "sessions", newCmdSessionsSearch, "refresh", "token", "--limit", "3", "--json")
