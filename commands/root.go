@@ -62,16 +62,16 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "read configuration from `FILE` (default $OPENHEIM_HOME/config.toml)"},
 		},
-		Reader:          ios.In,
-		Writer:          ios.Out,
-		ErrWriter:       ios.ErrOut,
+		Reader:                          ios.In,
+		Writer:                          ios.Out,
+		ErrWriter:                       ios.ErrOut,
 		HideHelpCommand:                 true,
 		EnableShellCompletion:           true,
 		ConfigureShellCompletionCommand: setupCompletion,
-		Suggest:         true,
-		OnUsageError:    onUsageError,
-		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
-		Commands:        cmds,
+		Suggest:                         true,
+		OnUsageError:                    onUsageError,
+		ExitErrHandler:                  func(context.Context, *cli.Command, error) {},
+		Commands:                        cmds,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return unknownCommand(cmd, cmd.Args().First())
