@@ -34,6 +34,7 @@ func newRoot(f *Factory) *cli.Command {
 		newCmdSessions(f),
 		newCmdTools(f, nil),
 		newCmdInit(f, nil),
+		newCmdDoctor(f, nil),
 		newCmdVersion(f),
 		newCmdHelp(),
 	)
