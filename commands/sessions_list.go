@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/openheim/openheim/commands/tui"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/urfave/cli/v3"
 )
@@ -151,7 +152,17 @@ func sessionsShowRun(_ context.Context, opts *SessionsShowOptions) error {
 	if opts.Output.machine() {
 		return opts.Output.print(opts.IO, conv)
 	}
-	writeTranscript(opts.IO.Out, conv, false)
+	// On a terminal: through the pager, the markdown rendered in colour.
+	stop := opts.IO.StartPager()
+	defer stop()
+	if !opts.IO.OutColor {
+		writeTranscript(opts.IO.Out, conv, false)
+		return nil
+	}
+	style, _ := tui.NewStyle("", true)
+	md := tui.NewMarkdown(opts.IO.Out, style)
+	writeTranscript(md, conv, false)
+	md.Flush()
 	return nil
 }
 

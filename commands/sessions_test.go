@@ -260,3 +260,31 @@ func TestSessionsLsRunNoMatch(t *testing.T) {
 		t.Errorf("stdout %q stderr %q, want stderr %q", e.out, e.errOut, want)
 	}
 }
+
+// On a terminal, sessions show goes through the pager in colour; piped, it
+// is plain markdown and no pager runs.
+func TestSessionsShowPager(t *testing.T) {
+	e := newTestEnv(t, fakeConfig)
+	_, cats := twoSessions(t, e)
+	ios := e.f.IOStreams
+	ios.OutTTY, ios.OutColor, ios.Pager = true, true, "sed 's/^/paged: /'"
+	opts := mustParse(t, e, "sessions", newCmdSessionsShow, cats[:8])
+	if err := sessionsShowRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	out := e.out.String()
+	if !strings.HasPrefix(out, "paged: ") || !strings.Contains(out, "\x1b[1m") || strings.Contains(out, "# Cats") {
+		t.Errorf("on a terminal: %q", out)
+	}
+	if ios.Out != e.out {
+		t.Error("stdout was not given back after the pager")
+	}
+	e.reset()
+	ios.OutTTY, ios.OutColor = false, false
+	if err := sessionsShowRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.out.String(); !strings.HasPrefix(out, "# Cats\n") || strings.Contains(out, "\x1b[") || strings.Contains(out, "paged:") {
+		t.Errorf("piped: %q", out)
+	}
+}
