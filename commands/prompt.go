@@ -311,13 +311,13 @@ func stdinAttachment(in io.Reader) (*message.Block, error) {
 func attachment(path string) (message.Block, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return message.Block{}, usageErr(fmt.Errorf("--file: %w", err), "")
+		return message.Block{}, usageErr(fmt.Errorf("prompt: --file: %w", err), "")
 	}
 	if len(data) > maxAttachment {
-		return message.Block{}, usageErr(fmt.Errorf("--file %s: %d bytes is over the %d byte limit", path, len(data), maxAttachment), "")
+		return message.Block{}, usageErr(fmt.Errorf("prompt: --file %s: %d bytes is over the %d byte limit", path, len(data), maxAttachment), "")
 	}
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return message.Block{}, usageErr(fmt.Errorf("--file %s: not a text file", path), "")
+		return message.Block{}, usageErr(fmt.Errorf("prompt: --file %s: not a text file", path), "")
 	}
 	return message.Text(fmt.Sprintf("<file path=%q>\n%s\n</file>", path, strings.TrimSuffix(string(data), "\n"))), nil
 }

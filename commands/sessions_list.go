@@ -53,7 +53,7 @@ Examples:
 			if s := cmd.String("since"); s != "" {
 				t, err := parseSince(s, time.Now())
 				if err != nil {
-					return usageErr(fmt.Errorf("--since: %w", err), "")
+					return usageErr(fmt.Errorf("sessions ls: --since: %w", err), "")
 				}
 				opts.Filter.Since = t
 			}

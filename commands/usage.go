@@ -175,8 +175,12 @@ func groupAction(_ context.Context, cmd *cli.Command) error {
 	return cli.ShowSubcommandHelp(cmd)
 }
 
-// noArgs rejects stray positional arguments.
+// noArgs rejects stray positional arguments; for a command that has
+// subcommands too (acp), a mistyped one.
 func noArgs(cmd *cli.Command) error {
+	if cmd.Args().Len() > 0 && len(cmd.VisibleCommands()) > 0 {
+		return unknownCommand(cmd, cmd.Args().First())
+	}
 	if cmd.Args().Len() > 0 {
 		return usageErr(withPath(cmd, fmt.Sprintf("unexpected argument %q", cmd.Args().First())), helpHint(cmd))
 	}
