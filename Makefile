@@ -4,14 +4,24 @@ BIN     ?= bin/openheim
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test bench install lint fuzz demo
+.PHONY: build test peers bench install lint fuzz demo
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/openheim
 
-# The test command of the README and of .ci/run.
-test: lint
-	$(GO) test -race -count=1 ./...
+# The test command of the README and of .ci/run: the peers first, then every
+# test; it ends with what was skipped and why, and fails when tests were
+# skipped for want of the peers (unless OPENHEIM_SKIP_PEERS=1). The summary
+# program is built before the run so that its output is not mixed in.
+test: lint peers
+	@$(GO) build -o bin/testsummary ./scripts/testsummary
+	$(GO) test -race -count=1 -json ./... | bin/testsummary
+
+# The real peers the tests drive openheim with: the ACP SDK and agents, the
+# reference MCP servers and the browser driver from npm (pinned by their
+# lockfiles), and Chromium. Installs only what is missing.
+peers:
+	@scripts/peers.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/agent/ ./runtime/llm/openai/ ./runtime/session/

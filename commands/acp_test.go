@@ -120,7 +120,7 @@ func TestACPAgentsFlags(t *testing.T) {
 		t.Errorf("defaults: %+v", opts)
 	}
 	_, err = parseCmd(t, e, "", newCmdACP, "x")
-	wantExit(t, err, ExitUsage, `acp: unexpected argument "x"`)
+	wantExit(t, err, ExitUsage, `acp: unknown command "x"`)
 }
 
 func TestACPAgentsRun(t *testing.T) {

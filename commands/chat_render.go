@@ -9,6 +9,7 @@ import (
 
 	"github.com/openheim/openheim/commands/tui"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm/retry"
 )
 
 // chatRenderer draws a turn on the terminal: the answer as styled markdown
@@ -120,8 +121,7 @@ func (r *chatRenderer) Emit(e event.Event) {
 		if e.Tool.Status == event.StatusFailed {
 			mark = r.style.Fail("✗")
 			extra = " " + r.style.Fail(oneLine(failureText(e.Tool), 100))
-		}
-		if d := diffSummary(desc, e.Tool.Content); d != "" {
+		} else if d := diffSummary(desc, e.Tool.Content); d != "" {
 			desc += " " + r.style.Dim("· ") + d
 		}
 		fmt.Fprintf(r.w, "%s %s %s%s\n", mark, desc, r.style.Dim("· "+shortDuration(e.Tool.Duration)), extra)
@@ -149,6 +149,16 @@ func (r *chatRenderer) Emit(e event.Event) {
 	}
 }
 
+// retrying shows a model call's retry on the spinner's line: one status
+// line, in place, never log lines over the output.
+func (r *chatRenderer) retrying(a retry.Attempt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.spin.Active() {
+		r.spin.Start(retryLine(a))
+	}
+}
+
 // pause stops the spinner and ends the current line, so the chat can ask
 // something in the middle of a turn.
 func (r *chatRenderer) pause() {
@@ -172,7 +182,7 @@ func (r *chatRenderer) resume() {
 
 // finish ends the turn's output and says how it ended when it did not
 // simply end.
-func (r *chatRenderer) finish(end event.End, why string) {
+func (r *chatRenderer) finish(end event.End, why, hint string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.spin.Stop()
@@ -183,6 +193,9 @@ func (r *chatRenderer) finish(end event.End, why string) {
 		fmt.Fprintln(r.w, r.style.Fail("⏹ cancelled")+r.style.Dim(" · what was done is kept in the session"))
 	case why != "":
 		fmt.Fprintln(r.w, r.style.Fail("✗ "+why))
+		if hint != "" {
+			fmt.Fprintln(r.w, r.style.Dim("  "+hint))
+		}
 	}
 	fmt.Fprintln(r.w)
 }

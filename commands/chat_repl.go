@@ -12,14 +12,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/chzyer/readline"
 	"github.com/openheim/openheim/commands/tui"
 	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/message"
-	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
 )
 
@@ -28,9 +29,11 @@ const historyFile = "chat_history"
 
 // repl is the interactive chat on a terminal.
 type repl struct {
-	c   *chat
-	rl  *readline.Instance
-	out *promptWriter // where everything the chat prints goes
+	c     *chat
+	rl    *readline.Instance
+	stdin io.Closer     // readline's reader of the terminal
+	keys  *keyReader    // single-key answers (permission questions)
+	out   *promptWriter // where everything the chat prints goes
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running turn or slash command
@@ -46,6 +49,8 @@ func (c *chat) newREPL() (*repl, error) {
 		fmt.Fprintf(c.ios.ErrOut, "openheim: warning: tui.theme_color: %v\n", err)
 	}
 	c.style = style
+	keys := &keyReader{}
+	stdin := readline.NewCancelableStdin(newPasteReader(c.ios.In))
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:                 c.promptString(),
 		HistoryFile:            privateHistory(c.ios, c.home),
@@ -53,7 +58,8 @@ func (c *chat) newREPL() (*repl, error) {
 		DisableAutoSaveHistory: true,
 		HistorySearchFold:      true,
 		AutoComplete:           chatCompleter{c},
-		Stdin:                  readline.NewCancelableStdin(newPasteReader(c.ios.In)),
+		FuncFilterInputRune:    keys.filter,
+		Stdin:                  stdin,
 		Stdout:                 c.ios.Out,
 		Stderr:                 c.ios.ErrOut,
 	})
@@ -63,11 +69,13 @@ func (c *chat) newREPL() (*repl, error) {
 	// The transcript passes the config's redactor (error lines quote
 	// provider errors); readline's own writes (the input line) do not.
 	red := c.ios.Redactor()
-	r := &repl{c: c, rl: rl, out: &promptWriter{plain: red.Writer(c.ios.Out), around: red.Writer(rl.Stdout())}}
-	// In place, not on a copy: the warnings of what starts after the REPL
-	// (MCP servers connecting, memory) write to the shared streams, and must
-	// go around the prompt too or they land after it with no prompt redrawn.
-	c.ios.ErrOut = &promptWriter{plain: c.ios.ErrOut, around: red.Writer(rl.Stderr()), asking: r.out.flag()}
+	reading := rl.Terminal.IsReading
+	r := &repl{c: c, rl: rl, stdin: stdin, keys: keys,
+		out: &promptWriter{plain: red.Writer(c.ios.Out), around: red.Writer(rl.Stdout()), reading: reading}}
+	// Changed in place: what the runtime warns about from its own
+	// goroutines (an MCP server failing to start) must go around the
+	// prompt too, and the runtime writes to the factory's streams.
+	c.ios.ErrOut = &promptWriter{plain: c.ios.ErrOut, around: red.Writer(rl.Stderr()), asking: r.out.flag(), reading: reading}
 	c.out = r.out
 	c.pick = r.ask
 	return r, nil
@@ -82,6 +90,11 @@ type promptWriter struct {
 	plain, around io.Writer
 	asking        *atomic.Bool // shared with the stdout writer; nil: its own
 	own           atomic.Bool
+	// reading reports whether readline reads the terminal: it prints its
+	// prompt a moment before, and redraws the prompt after a write only
+	// once reading (a warning landing in between would leave the input
+	// line without its prompt).
+	reading func() bool
 }
 
 func (w *promptWriter) flag() *atomic.Bool {
@@ -92,21 +105,33 @@ func (w *promptWriter) flag() *atomic.Bool {
 }
 
 func (w *promptWriter) Write(p []byte) (int, error) {
-	if w.flag().Load() {
-		return w.around.Write(p)
+	if !w.flag().Load() {
+		return w.plain.Write(p)
 	}
-	return w.plain.Write(p)
+	for i := 0; w.reading != nil && !w.reading() && i < 100; i++ {
+		time.Sleep(time.Millisecond)
+	}
+	return w.around.Write(p)
 }
 
 // run is the REPL until the user quits.
 func (r *repl) run(ctx context.Context) error {
-	defer r.rl.Close()
+	defer r.close()
 	fmt.Fprint(r.c.ios.Out, pasteOn)
 	defer fmt.Fprint(r.c.ios.Out, pasteOff)
 	stop := r.handleSignals()
 	defer stop()
 	r.banner()
 	return r.loop(ctx)
+}
+
+// close stops readline. Its reader is closed first: a single-key answer
+// leaves readline's terminal loop reading ahead, and readline's own Close
+// would wait for that read forever (it closes its wrapper of the reader,
+// not the reader).
+func (r *repl) close() {
+	r.stdin.Close()
+	r.rl.Close()
 }
 
 // privateHistory returns the history file's path, created readable by the
@@ -241,7 +266,8 @@ func (r *repl) turn(ctx context.Context, text string) {
 	asker := &replAsker{r: r, render: render, queue: queue}
 	defer hideTyping(c.ios.In)()
 	render.begin()
-	_, end, err := c.turn(turnCtx, []message.Block{message.Text(text)}, queue, asker)
+	turnCtx = retry.WithObserver(turnCtx, render.retrying)
+	meta, end, err := c.turn(turnCtx, []message.Block{message.Text(text)}, queue, asker)
 	queue.Close()
 	if err != nil {
 		render.pause()
@@ -256,11 +282,14 @@ func (r *repl) turn(ctx context.Context, text string) {
 		fmt.Fprintln(c.out, c.style.Fail("✗ "+msg))
 		return
 	}
-	why := ""
+	why, hint := "", ""
 	if code, reason := outcome(turnCtx, end, nil); code != ExitOK && code != ExitInterrupt {
 		why = reason
+		if t, ok := explainProvider(c.cfg, deref(meta.Provider), deref(meta.Model), end.Err); ok {
+			why, hint = t.Msg, t.Hint
+		}
 	}
-	render.finish(end, why)
+	render.finish(end, why, hint)
 }
 
 // begin makes ctx's child the one Ctrl-C cancels, until end.
@@ -316,7 +345,7 @@ func (r *repl) handleSignals() (stop func()) {
 					os.Exit(ExitInterrupt)
 				}
 				if sig == syscall.SIGTERM {
-					r.rl.Close() // a prompt waiting for input returns io.EOF
+					r.close() // a prompt waiting for input returns io.EOF
 				}
 			}
 		}
@@ -324,50 +353,5 @@ func (r *repl) handleSignals() (stop func()) {
 	return func() {
 		signal.Stop(ch)
 		close(done)
-	}
-}
-
-// replAsker asks the user about tool calls inline.
-type replAsker struct {
-	r      *repl
-	render *chatRenderer
-	queue  *event.Queue
-	mu     sync.Mutex // one question at a time
-}
-
-// Ask implements permission.Asker.
-func (a *replAsker) Ask(ctx context.Context, req permission.Request) (permission.Outcome, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return permission.RejectOnce, err
-	}
-	a.queue.Flush() // the tool call is on screen before the question
-	a.render.pause()
-	defer a.render.resume()
-	c := a.r.c
-	name := req.Tool
-	if name == "" {
-		name = req.Title
-	}
-	fmt.Fprintf(c.out, "%s allow %s?\n", c.style.AccentText("?"), c.style.Bold(toolSummary(name, req.Args)))
-	for {
-		answer, err := a.r.ask(c.style.Dim("  [y] once  [a] always  [n] reject  [r] always reject ") + c.style.AccentText("›") + " ")
-		if err != nil {
-			// Ctrl-C or Ctrl-D while asked: the turn stops here.
-			a.r.end()
-			return permission.RejectOnce, nil
-		}
-		switch strings.ToLower(strings.TrimSpace(answer)) {
-		case "y", "yes":
-			return permission.AllowOnce, nil
-		case "a", "always":
-			return permission.AllowAlways, nil
-		case "n", "no":
-			return permission.RejectOnce, nil
-		case "r", "reject", "never":
-			return permission.RejectAlways, nil
-		}
-		fmt.Fprintln(c.out, c.style.Dim("  answer y, a, n or r"))
 	}
 }

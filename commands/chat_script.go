@@ -12,6 +12,7 @@ import (
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 )
@@ -125,8 +126,11 @@ func (c *chat) script(ctx context.Context, in io.Reader, opts *ChatOptions) erro
 		c.ios, c.out = &ios, steps
 	}
 	first := &ExitError{Code: ExitOK}
-	fail := func(line, code int, err error) {
+	fail := func(line, code int, err error, hint ...string) {
 		fmt.Fprintf(c.ios.ErrOut, "openheim: line %d: %v\n", line, err)
+		for _, h := range hint {
+			fmt.Fprintf(c.ios.ErrOut, "hint: %s\n", h)
+		}
 		if first.Code == ExitOK {
 			first.Code, first.Err = code, fmt.Errorf("chat: line %d: %w", line, err)
 		}
@@ -154,9 +158,9 @@ func (c *chat) script(ctx context.Context, in io.Reader, opts *ChatOptions) erro
 			}
 			return true
 		}
-		code, why := c.scriptTurn(ctx, it, enc, stop)
+		code, why, hint := c.scriptTurn(ctx, it, enc, stop)
 		if code != ExitOK {
-			fail(it.line, code, errors.New(why))
+			fail(it.line, code, errors.New(why), hint...)
 			// An interrupted script stops whatever --keep-going says.
 			return opts.KeepGoing && stop.signal() == nil
 		}
@@ -174,8 +178,8 @@ func (c *chat) script(ctx context.Context, in io.Reader, opts *ChatOptions) erro
 }
 
 // scriptTurn runs one prompt of a script and returns its exit code and,
-// when it failed, why.
-func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encoder, stop *interrupter) (int, string) {
+// when it failed, why (and a hint when there is an obvious fix).
+func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encoder, stop *interrupter) (int, string, []string) {
 	var sink event.Sink
 	var text *textRenderer
 	if enc != nil {
@@ -196,15 +200,16 @@ func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encode
 	if c.denyAsk {
 		asker = permission.DenyAsker
 	}
+	ctx = retry.WithObserver(ctx, func(a retry.Attempt) { fmt.Fprintf(c.ios.ErrOut, "openheim: %s\n", retryLine(a)) })
 	meta, end, err := c.turn(ctx, []message.Block{message.Text(it.text)}, queue, asker)
 	queue.Close()
 	c.mcpReported = c.mcpReported || err == nil
 	if err != nil {
 		var ue *engine.UsageError
 		if errors.As(err, &ue) {
-			return ExitUsage, err.Error()
+			return ExitUsage, err.Error(), nil
 		}
-		return ExitFailure, err.Error()
+		return ExitFailure, err.Error(), nil
 	}
 	code, why := outcome(ctx, end, stop.signal())
 	if enc != nil {
@@ -212,7 +217,10 @@ func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encode
 	} else {
 		text.finish()
 	}
-	return code, why
+	if t, ok := explainProvider(c.cfg, deref(meta.Provider), deref(meta.Model), end.Err); ok && code == ExitFailure {
+		return code, t.Msg, []string{t.Hint}
+	}
+	return code, why, nil
 }
 
 // stepWriter puts a blank line between the outputs of a script's steps

@@ -110,7 +110,7 @@ func TestChatRunScriptFailures(t *testing.T) {
 	e.llm.Enqueue(llmtest.Reply{Status: 401, ErrorBody: `{"error":{"message":"bad key"}}`}, llmtest.Reply{Text: []string{"two"}})
 	e.stdin("one\ntwo\n")
 	err = chatRun(context.Background(), chatOpts(t, e, "--keep-going"))
-	wantExit(t, err, ExitFailure, "chat: line 1: HTTP 401")
+	wantExit(t, err, ExitFailure, "chat: line 1: provider fake (")
 	if !strings.HasSuffix(e.out.String(), "two\n") {
 		t.Errorf("--keep-going did not run line 2: %q", e.out)
 	}

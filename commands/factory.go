@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -23,10 +24,10 @@ type Factory struct {
 	IOStreams *IOStreams
 	Version   string // the running binary's, reported to MCP servers and ACP agents
 
-	// Home is the data directory ($OPENHEIM_HOME, else ~/.openheim): the
-	// sessions, the memory, serve's token and chat's input history live
-	// there. (The default config file is config.DefaultPath, in the same
-	// place unless a test replaced Home.)
+	// Home is the data directory ($OPENHEIM_HOME; else the config's
+	// data_dir or, with --config FILE, FILE's folder; else ~/.openheim):
+	// the sessions, the memory, serve's token and chat's input history
+	// live there.
 	Home func() string
 	// ConfigPath is the config file named by --config, "" for the default.
 	ConfigPath func() string
@@ -50,7 +51,8 @@ type Factory struct {
 // NewFactory returns the factory of a process whose streams are ios. The
 // config is read from --config once the root command has parsed it.
 func NewFactory(ios *IOStreams, version string) *Factory {
-	f := &Factory{IOStreams: ios, Version: version, Home: config.Home, ConfigPath: func() string { return "" }}
+	f := &Factory{IOStreams: ios, Version: version, ConfigPath: func() string { return "" }}
+	f.Home = f.dataHome
 	var once sync.Once
 	var cfg *config.Config
 	var cfgErr error
@@ -63,18 +65,44 @@ func NewFactory(ios *IOStreams, version string) *Factory {
 	f.MCP = func(ctx context.Context, cfg *config.Config, only string) (*mcp.Manager, error) {
 		return connectMCP(ctx, cfg, f.Version, only)
 	}
+	var noticeOnce sync.Once // the embedding notice, once per process
 	f.Memory = func() (*memory.Memory, error) {
 		cfg, err := f.Config()
 		if err != nil {
 			return nil, err
 		}
-		m, err := memory.Open(memoryOptions(cfg, f.IOStreams, f.Home()))
+		opts, notice := memoryOptions(cfg, f.IOStreams, f.Home())
+		m, err := memory.Open(opts)
 		if err != nil {
 			return nil, failure(fmt.Errorf("memory: %w", err))
+		}
+		if notice != "" {
+			noticeOnce.Do(func() { opts.Warn(notice) })
 		}
 		return m, nil
 	}
 	return f
+}
+
+// dataHome is the data directory: $OPENHEIM_HOME; else the config's
+// data_dir, or the folder of the config file (so --config FILE writes
+// nothing to ~/.openheim unless the config says so); else ~/.openheim.
+func (f *Factory) dataHome() string {
+	if os.Getenv("OPENHEIM_HOME") != "" {
+		return config.Home()
+	}
+	if cfg, err := f.Config(); err == nil && cfg.DataHome() != "" {
+		return cfg.DataHome()
+	}
+	// A config that does not load fails the command that needs it; until
+	// then, a --config run still keeps to its file's folder.
+	if path := f.ConfigPath(); path != "" {
+		if dir, err := filepath.Abs(filepath.Dir(path)); err == nil {
+			return dir
+		}
+		return filepath.Dir(path)
+	}
+	return config.Home()
 }
 
 // loadConfig loads the configuration at path ("" = the default file).
@@ -149,7 +177,8 @@ func (f *Factory) runtime(ctx context.Context, cfg *config.Config, s *Sessions, 
 		hr := &host.Runner{Engine: e, Agent: name, Version: f.Version}
 		return hr, func() { hr.Close() }
 	}
-	e.Memory = &engine.MemoryOpener{Options: memoryOptions(cfg, f.IOStreams, f.Home())}
+	opts, notice := memoryOptions(cfg, f.IOStreams, f.Home())
+	e.Memory = &engine.MemoryOpener{Options: opts, Notice: notice}
 	return &Runtime{Engine: e, Servers: servers}, func() {
 		e.Memory.Close()
 		if servers != nil {
@@ -172,9 +201,11 @@ func startMCP(ctx context.Context, cfg *config.Config, ios *IOStreams, version s
 }
 
 // memoryOptions are where the notes and their index live, and how search
-// embeds (when the config says so).
-func memoryOptions(cfg *config.Config, ios *IOStreams, home string) memory.Options {
-	opts := memory.Options{
+// embeds (when the config says so); notice says why semantic search is
+// off when the config asks for it but it cannot be had (no key): the
+// caller says it once, when the memory opens.
+func memoryOptions(cfg *config.Config, ios *IOStreams, home string) (opts memory.Options, notice string) {
+	opts = memory.Options{
 		Dir: filepath.Join(home, "memory"), IndexDir: filepath.Join(home, "index", "memory"),
 		TopK: cfg.Memory.TopK, EmbeddingModel: cfg.Memory.EmbeddingModel,
 		Warn: func(msg string) { fmt.Fprintf(ios.ErrOut, "openheim: warning: memory: %s\n", msg) },
@@ -182,7 +213,7 @@ func memoryOptions(cfg *config.Config, ios *IOStreams, home string) memory.Optio
 	if cfg.Memory.EmbeddingProvider != "" {
 		// Without embeddings memory still works by keywords: say so, go on.
 		if emb, err := engine.NewEmbedder(cfg); err != nil {
-			opts.Warn(fmt.Sprintf("semantic search is off: %v (check [memory] and the provider's API key)", err))
+			notice = fmt.Sprintf("semantic search is off: %v; searches use keywords only", err)
 		} else {
 			opts.Embedder = emb
 		}
@@ -190,5 +221,5 @@ func memoryOptions(cfg *config.Config, ios *IOStreams, home string) memory.Optio
 	if ios.ErrTTY {
 		opts.Progress = progress(ios, "indexing memory")
 	}
-	return opts
+	return opts, notice
 }

@@ -43,6 +43,6 @@ func initRun(_ context.Context, opts *InitOptions) error {
 	for _, p := range written {
 		fmt.Fprintf(opts.IO.Out, "wrote %s\n", p)
 	}
-	fmt.Fprintln(opts.IO.Out, "Next: set your API key (e.g. export OPENAI_API_KEY=...) and run: openheim prompt \"hello\"")
+	fmt.Fprintln(opts.IO.Out, "Next: set your API key (e.g. export OPENAI_API_KEY=...), check the setup with: openheim doctor, and run: openheim prompt \"hello\"")
 	return nil
 }

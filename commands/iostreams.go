@@ -3,6 +3,8 @@ package commands
 import (
 	"io"
 	"os"
+	"os/exec"
+	"os/signal"
 
 	"github.com/mattn/go-isatty"
 
@@ -18,7 +20,15 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	InTTY, OutTTY, ErrTTY bool
-	Color                 bool
+	// InPiped says stdin is a pipe or a file: it carries input (a
+	// terminal or /dev/null does not), which prompt attaches to the prompt.
+	InPiped bool
+	// Color is colour on stderr (spinners, hints); OutColor on stdout
+	// (a transcript shown on the terminal).
+	Color, OutColor bool
+	// Pager is the command long output goes through on a terminal
+	// ($OPENHEIM_PAGER, else $PAGER, else less); "" or "cat" for none.
+	Pager string
 
 	red    *redact.Redactor // the loaded config's secrets; nil before or without
 	rawErr io.Writer        // ErrOut before it was wrapped
@@ -48,9 +58,54 @@ func System() *IOStreams {
 	tty := func(f *os.File) bool { return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()) }
 	s := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		InTTY: tty(os.Stdin), OutTTY: tty(os.Stdout), ErrTTY: tty(os.Stderr)}
+	if fi, err := os.Stdin.Stat(); err == nil {
+		m := fi.Mode()
+		s.InPiped = !s.InTTY && (m&(os.ModeNamedPipe|os.ModeSocket) != 0 || m.IsRegular())
+	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	s.Color = s.ErrTTY && !noColor && os.Getenv("TERM") != "dumb"
+	s.OutColor = s.OutTTY && !noColor && os.Getenv("TERM") != "dumb"
+	s.Pager = "less"
+	for _, v := range []string{"OPENHEIM_PAGER", "PAGER"} {
+		if p, ok := os.LookupEnv(v); ok {
+			s.Pager = p
+			break
+		}
+	}
 	return s
+}
+
+// StartPager sends Out through the pager until stop is called, when
+// stdout is a terminal and a pager is set: long output (a transcript)
+// can then be scrolled. less gets LESS=FRX unless LESS is set: colours
+// pass (-R), one screen's worth prints and exits (-F, -X). stop waits for
+// the pager, which the user quits; Ctrl-C meanwhile is the pager's.
+func (s *IOStreams) StartPager() (stop func()) {
+	if !s.OutTTY || s.Pager == "" || s.Pager == "cat" {
+		return func() {}
+	}
+	cmd := exec.Command("sh", "-c", s.Pager)
+	cmd.Env = os.Environ()
+	if _, ok := os.LookupEnv("LESS"); !ok {
+		cmd.Env = append(cmd.Env, "LESS=FRX")
+	}
+	cmd.Stdout, cmd.Stderr = s.Out, s.ErrOut
+	in, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		return func() {}
+	}
+	signal.Ignore(os.Interrupt)
+	out := s.Out
+	s.Out = in
+	return func() {
+		in.Close()
+		cmd.Wait()
+		s.Out = out
+		signal.Reset(os.Interrupt)
+	}
 }
 
 // Dim wraps s in the faint style when colour is on.

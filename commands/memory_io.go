@@ -20,6 +20,12 @@ type MemoryReindexOptions struct {
 func newCmdMemoryReindex(f *Factory, runF func(context.Context, *MemoryReindexOptions) error) *cli.Command {
 	opts := &MemoryReindexOptions{IO: f.IOStreams, Memory: f.Memory}
 	return &cli.Command{Name: "reindex", Usage: "rebuild the search index (and embeddings) from the notes", Flags: jsonFlags(),
+		Description: `Rebuilds index/memory from the notes (the source of truth), and with
+embeddings configured computes every note's vector again: after changing
+embedding_model, or when search warns the index is unusable.
+
+Examples:
+  openheim memory reindex`,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := memoryArgs(cmd, ""); err != nil {
 				return err
@@ -52,6 +58,12 @@ type MemoryExportOptions struct {
 func newCmdMemoryExport(f *Factory, runF func(context.Context, *MemoryExportOptions) error) *cli.Command {
 	opts := &MemoryExportOptions{IO: f.IOStreams, Memory: f.Memory}
 	return &cli.Command{Name: "export", Usage: "print every note as JSONL (always JSON), oldest first",
+		Description: `Prints one {id, content, created_at, updated_at} per line, oldest first: a
+backup that 'openheim memory import' reads back.
+
+Examples:
+  openheim memory export > notes.jsonl
+  openheim memory export | jq -r .content`,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := memoryArgs(cmd, ""); err != nil {
 				return err
@@ -75,6 +87,14 @@ type MemoryImportOptions struct {
 func newCmdMemoryImport(f *Factory, runF func(context.Context, *MemoryImportOptions) error) *cli.Command {
 	opts := &MemoryImportOptions{IO: f.IOStreams, Memory: f.Memory}
 	return &cli.Command{Name: "import", Usage: "add notes from JSONL (FILE or - for stdin)", ArgsUsage: "FILE|-", Flags: jsonFlags(),
+		Description: `Adds the notes of FILE (or stdin for "-"), one {content, created_at?,
+updated_at?} per line, with new ids. Exact duplicates of existing notes are
+skipped, so importing twice adds nothing; a bad line fails the whole import
+before anything is written.
+
+Examples:
+  openheim memory import notes.jsonl
+  ssh old-laptop openheim memory export | openheim memory import -`,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := memoryArgs(cmd, "FILE"); err != nil {
 				return err

@@ -152,3 +152,41 @@ func TestMemoryRunErrors(t *testing.T) {
 	wantExit(t, memorySearchRun(ctx, &MemorySearchOptions{IO: ios, Memory: broken, Query: "x"}), ExitFailure, "permission denied")
 	wantExit(t, memoryReindexRun(ctx, &MemoryReindexOptions{IO: ios, Memory: broken}), ExitFailure, "permission denied")
 }
+
+// Embeddings configured without a key: search says once that semantic
+// search is off and never calls the embedding endpoint.
+func TestMemorySearchWithoutEmbeddingKey(t *testing.T) {
+	e := newTestEnv(t, `default_provider = "fake"
+work_dir = "$WORK"
+[providers.fake]
+api_base = "$LLM"
+default_model = "fake-model"
+[providers.emb]
+kind = "openai"
+api_base = "$LLM"
+default_model = "m"
+env_var = "OPENHEIM_TEST_UNSET_EMBEDDING_KEY"
+[memory]
+embedding_provider = "emb"
+embedding_model = "text-embedding-3-small"
+`)
+	ctx := context.Background()
+	ios, open := e.f.IOStreams, e.f.Memory
+	if err := memoryAddRun(ctx, &MemoryAddOptions{IO: ios, Memory: open, Text: "the staging database is db-stage-2"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := memorySearchRun(ctx, &MemorySearchOptions{IO: ios, Memory: open, Query: "staging database"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(e.out.String(), "db-stage-2") {
+		t.Errorf("no keyword result: %q", e.out)
+	}
+	if n := strings.Count(e.errOut.String(), "semantic search is off"); n != 1 || !strings.Contains(e.errOut.String(), "$OPENHEIM_TEST_UNSET_EMBEDDING_KEY") {
+		t.Errorf("said %d times: %q", n, e.errOut)
+	}
+	if n := len(e.llm.Requests()); n != 0 {
+		t.Errorf("the embedding endpoint was called %d times", n)
+	}
+}

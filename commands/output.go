@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v3"
@@ -21,10 +23,12 @@ func jsonFlags() []cli.Flag {
 type jsonOutput struct {
 	JSON   bool
 	Select string // a gjson path; "" prints whole objects
+	// missed says once that --select matched nothing (nil: never).
+	missed *sync.Once
 }
 
 func jsonOutputOf(cmd *cli.Command) jsonOutput {
-	return jsonOutput{JSON: cmd.Bool("json"), Select: cmd.String("select")}
+	return jsonOutput{JSON: cmd.Bool("json"), Select: cmd.String("select"), missed: new(sync.Once)}
 }
 
 // machine reports whether the command prints JSON (or selected fields)
@@ -47,6 +51,7 @@ func (o jsonOutput) print(ios *IOStreams, v any) error {
 		r := gjson.GetBytes(line, o.Select)
 		switch {
 		case !r.Exists():
+			o.sayMissed(ios, line)
 			_, err = fmt.Fprintln(ios.Out)
 		case r.Type == gjson.String:
 			_, err = fmt.Fprintln(ios.Out, r.String())
@@ -57,4 +62,22 @@ func (o jsonOutput) print(ios *IOStreams, v any) error {
 	}
 	_, err = fmt.Fprintf(ios.Out, "%s\n", line)
 	return err
+}
+
+// sayMissed tells, once, that the --select path is not in the objects
+// printed, and which fields they have: an empty line alone looks like an
+// empty value.
+func (o jsonOutput) sayMissed(ios *IOStreams, obj []byte) {
+	if o.missed == nil {
+		return
+	}
+	o.missed.Do(func() {
+		var keys []string
+		gjson.ParseBytes(obj).ForEach(func(k, _ gjson.Result) bool {
+			keys = append(keys, k.String())
+			return true
+		})
+		fmt.Fprintf(ios.ErrOut, "openheim: warning: --select %s matches nothing (an empty line is printed); the fields are: %s\n",
+			o.Select, strings.Join(keys, ", "))
+	})
 }

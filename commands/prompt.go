@@ -14,6 +14,7 @@ import (
 	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
@@ -51,9 +52,12 @@ type PromptOptions struct {
 }
 
 const promptDescription = `Runs one turn: the prompt goes to the model, which may call tools inside the
-work directory, until it answers. The prompt comes from the arguments, or from
-stdin when there is no argument or it is "-". Each run creates a session, or
-continues one with --session or --continue.
+work directory, until it answers. The prompt comes from the argument, or from
+stdin when there is no argument or it is "-". With both an argument and piped
+input, the model gets the prompt, then the piped text as an attachment
+(<stdin>...</stdin>, up to 1 MiB), as 'git diff | openheim prompt "review"'
+expects. Each run creates a session, or continues one with --session or
+--continue.
 
 Tool calls pass the [permissions] rules of the config: denied calls fail, and
 calls the rules say to ask about run (there is no one to ask) unless
@@ -73,7 +77,7 @@ Examples:
   openheim prompt --file notes.txt "turn these notes into a checklist"
   openheim prompt --continue "now write tests for it"
   openheim prompt --json --timeout 5m "fix the failing test" > events.ndjson
-  openheim prompt --model gpt-4o-mini --max-iterations 3 "list the TODOs"
+  openheim prompt -m openai/gpt-4.1-mini --max-iterations 3 "list the TODOs"
   openheim prompt --record run.json "fix the bug"   # replay later with kind = "replay"
   openheim prompt --agent claude-agent-acp --mode plan --model haiku "plan the refactor"
   openheim prompt --session 5d0c --fork "try it another way"   # an agent's session forks on the agent`
@@ -86,7 +90,7 @@ func newCmdPrompt(f *Factory, runF func(context.Context, *PromptOptions) error) 
 		ArgsUsage:   "[TEXT|-]",
 		Description: promptDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model to use (default: the provider's default_model)"},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model to use, as `provider/model` or a model of --provider (default: the provider's default_model)"},
 			&cli.StringFlag{Name: "provider", Aliases: []string{"p"}, Usage: "provider to use (default: default_provider)"},
 			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "continue the session `ID` (or a unique id prefix, or its exact title)"},
 			&cli.BoolFlag{Name: "fork", Usage: "with --session or --continue: continue a copy, leaving the original as it is"},
@@ -147,6 +151,10 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if opts.MaxIterations > 0 {
 		cfg.MaxIterations = opts.MaxIterations
 	}
+	provider, model, err := modelFlags(cfg, opts.Provider, opts.Model)
+	if err != nil {
+		return err
+	}
 	input, err := promptInput(opts)
 	if err != nil {
 		return err
@@ -192,12 +200,13 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 		}
 	}
 	out := newTurnOutput(opts.IO, opts.JSON)
+	ctx = retry.WithObserver(ctx, out.retrying)
 	var asker permission.Asker
 	if opts.DenyAsk {
 		asker = permission.DenyAsker
 	}
 	meta, end, err := runner.Prompt(ctx, engine.Request{
-		SessionID: sessionID, Provider: opts.Provider, Model: opts.Model,
+		SessionID: sessionID, Provider: provider, Model: model,
 		Input: input, Sink: out.queue, Record: opts.Record, Gate: engine.Asking(asker), Skills: opts.Skills, Filter: filter,
 	})
 	out.queue.Close()
@@ -209,7 +218,38 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	if code == ExitOK {
 		return nil
 	}
-	return &ExitError{Code: code, Err: errors.New("prompt: " + why), Hint: hintFor(code, meta.ID)}
+	hint := hintFor(code, meta.ID)
+	if t, ok := explainProvider(cfg, deref(meta.Provider), deref(meta.Model), end.Err); ok && code == ExitFailure {
+		why, hint = t.Msg, t.Hint
+	}
+	return &ExitError{Code: code, Err: errors.New("prompt: " + why), Hint: hint}
+}
+
+// modelFlags reads --provider and --model as chat reads --model: a model
+// may be written provider/model. A model that --provider (or the default
+// provider) does not offer but another provider does is a usage error
+// saying which, rather than a request the model's own provider never sees.
+func modelFlags(cfg *config.Config, provider, model string) (string, string, error) {
+	if p, m, ok := strings.Cut(model, "/"); ok && cfg.Providers[p] != nil {
+		if provider != "" && provider != p {
+			return "", "", usageErr(fmt.Errorf("prompt: --model %s names provider %q, --provider %q", model, p, provider),
+				"give one of them: --model "+model+", or --provider "+provider+" --model "+m)
+		}
+		provider, model = p, m
+	}
+	if model == "" || provider == "" && cfg.Providers[cfg.DefaultProvider] == nil {
+		return provider, model, nil
+	}
+	_, err := cfg.Resolve(provider, model)
+	if err == nil {
+		return provider, model, nil
+	}
+	for _, ref := range cfg.ModelRefs() {
+		if p, m, _ := strings.Cut(ref, "/"); m == model && p != provider {
+			return "", "", usageErr(fmt.Errorf("prompt: %w", err), fmt.Sprintf("it is provider %s's model: add --provider %s, or write --model %s", p, p, ref))
+		}
+	}
+	return provider, model, nil // the engine words the error
 }
 
 // promptError maps a turn that could not start to its exit code and hint.
@@ -229,10 +269,14 @@ func promptError(err error) error {
 	return failure(fmt.Errorf("prompt: %w", err))
 }
 
-// promptInput builds the user message: the prompt text, then attachments.
+// promptInput builds the user message: the prompt text, then what was
+// piped on stdin (when the prompt came as an argument), then --file
+// attachments.
 func promptInput(opts *PromptOptions) ([]message.Block, error) {
 	text := opts.Text
-	if text == "" || text == "-" {
+	var piped *message.Block
+	switch {
+	case text == "" || text == "-":
 		if text == "" && opts.IO.InTTY {
 			return nil, usageErr(errors.New("prompt: no prompt given"), `openheim prompt "your prompt", or pipe it on stdin`)
 		}
@@ -241,11 +285,21 @@ func promptInput(opts *PromptOptions) ([]message.Block, error) {
 			return nil, failure(fmt.Errorf("prompt: reading stdin: %w", err))
 		}
 		text = string(data)
+	case opts.IO.InPiped:
+		// `git diff | openheim prompt "review this diff"`: both go.
+		b, err := stdinAttachment(opts.IO.In)
+		if err != nil {
+			return nil, err
+		}
+		piped = b
 	}
 	if strings.TrimSpace(text) == "" {
 		return nil, usageErr(errors.New("prompt: the prompt is empty"), "")
 	}
 	blocks := []message.Block{message.Text(text)}
+	if piped != nil {
+		blocks = append(blocks, *piped)
+	}
 	for _, path := range opts.Files {
 		b, err := attachment(path)
 		if err != nil {
@@ -256,16 +310,37 @@ func promptInput(opts *PromptOptions) ([]message.Block, error) {
 	return blocks, nil
 }
 
+// stdinAttachment reads what was piped alongside a prompt argument as an
+// attachment after it, delimited as <stdin>...</stdin> so the model
+// tells the two apart; nil when nothing was piped.
+func stdinAttachment(in io.Reader) (*message.Block, error) {
+	data, err := io.ReadAll(io.LimitReader(in, maxAttachment+1))
+	if err != nil {
+		return nil, failure(fmt.Errorf("prompt: reading stdin: %w", err))
+	}
+	if len(data) > maxAttachment {
+		return nil, usageErr(fmt.Errorf("prompt: stdin is over the %d byte limit", maxAttachment), "pipe less, or save it to a file in the work directory and ask the agent to read it")
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return nil, usageErr(errors.New("prompt: stdin is not text"), "")
+	}
+	b := message.Text(fmt.Sprintf("<stdin>\n%s\n</stdin>", strings.TrimSuffix(string(data), "\n")))
+	return &b, nil
+}
+
 func attachment(path string) (message.Block, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return message.Block{}, usageErr(fmt.Errorf("--file: %w", err), "")
+		return message.Block{}, usageErr(fmt.Errorf("prompt: --file: %w", err), "")
 	}
 	if len(data) > maxAttachment {
-		return message.Block{}, usageErr(fmt.Errorf("--file %s: %d bytes is over the %d byte limit", path, len(data), maxAttachment), "")
+		return message.Block{}, usageErr(fmt.Errorf("prompt: --file %s: %d bytes is over the %d byte limit", path, len(data), maxAttachment), "")
 	}
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return message.Block{}, usageErr(fmt.Errorf("--file %s: not a text file", path), "")
+		return message.Block{}, usageErr(fmt.Errorf("prompt: --file %s: not a text file", path), "")
 	}
 	return message.Text(fmt.Sprintf("<file path=%q>\n%s\n</file>", path, strings.TrimSuffix(string(data), "\n"))), nil
 }

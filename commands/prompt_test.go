@@ -55,7 +55,7 @@ func TestPromptFlags(t *testing.T) {
 		{[]string{"--fork", "hi"}, "--fork needs --session or --continue"},
 		{[]string{"--max-iterations", "0", "hi"}, "--max-iterations must be at least 1"},
 		{[]string{"--timeout=-1s", "hi"}, "--timeout must be positive"},
-		{[]string{"--no-such-flag", "hi"}, "prompt: flag provided but not defined"},
+		{[]string{"--no-such-flag", "hi"}, "prompt: unknown flag --no-such-flag"},
 	} {
 		opts, err := parseCmd(t, e, "", newCmdPrompt, tc.args...)
 		if opts != nil {
@@ -192,7 +192,12 @@ func TestPromptRunErrors(t *testing.T) {
 
 	// The provider refusing the key ends the turn with exit 1.
 	e.llm.Enqueue(llmtest.Reply{Status: 401, ErrorBody: `{"error":{"message":"bad key"}}`})
-	wantExit(t, promptRun(ctx, promptOpts(t, e, "hi")), ExitFailure, "prompt: HTTP 401")
+	err = promptRun(ctx, promptOpts(t, e, "hi"))
+	host := strings.TrimPrefix(strings.TrimSuffix(e.llm.URL(), "/v1"), "http://")
+	wantExit(t, err, ExitFailure, "prompt: provider fake ("+host+", key none): HTTP 401")
+	if hint := err.(*ExitError).Hint; hint != host+" refused the key: check api_key or env_var in [providers.fake]" {
+		t.Errorf("hint %q", hint)
+	}
 }
 
 func TestPromptRunStoppedEarly(t *testing.T) {
@@ -252,4 +257,78 @@ func TestPromptRunDependencyErrors(t *testing.T) {
 	wantExit(t, promptRun(context.Background(), opts), ExitFailure, "permission denied")
 	opts.Config = func() (*config.Config, error) { return nil, usageErr(os.ErrNotExist, "") }
 	wantExit(t, promptRun(context.Background(), opts), ExitUsage, "file does not exist")
+}
+
+// A prompt argument and piped input: the model gets both, the prompt first
+// and the piped text delimited after it (git diff | openheim prompt ...).
+func TestPromptRunPipedInputWithAPrompt(t *testing.T) {
+	e := newTestEnv(t, fakeConfig)
+	e.llm.Enqueue(llmtest.Reply{Text: []string{"ok"}}, llmtest.Reply{Text: []string{"ok"}})
+	e.stdin("diff --git a/x b/x\n+new line\n")
+	e.f.IOStreams.InPiped = true
+	if err := promptRun(context.Background(), promptOpts(t, e, "review this diff")); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(e.llm.Requests()[0].Body)
+	if want := `review this diff\n\u003cstdin\u003e\ndiff --git a/x b/x\n+new line\n\u003c/stdin\u003e`; !strings.Contains(string(body), want) {
+		t.Errorf("request lacks %s: %s", want, body)
+	}
+	// Nothing piped (an empty pipe): the prompt alone.
+	e.stdin("")
+	if err := promptRun(context.Background(), promptOpts(t, e, "just this")); err != nil {
+		t.Fatal(err)
+	}
+	if body, _ := json.Marshal(e.llm.Requests()[1].Body); strings.Contains(string(body), "stdin") {
+		t.Errorf("an empty pipe was attached: %s", body)
+	}
+	e.stdin("a\x00b")
+	wantExit(t, promptRun(context.Background(), promptOpts(t, e, "hi")), ExitUsage, "prompt: stdin is not text")
+	e.stdin(strings.Repeat("x", maxAttachment+1))
+	wantExit(t, promptRun(context.Background(), promptOpts(t, e, "hi")), ExitUsage, "prompt: stdin is over the")
+	// Not a pipe (a terminal, /dev/null): stdin is not read.
+	e.f.IOStreams.InPiped = false
+	e.stdin("never read")
+	e.llm.Enqueue(llmtest.Reply{Text: []string{"ok"}})
+	if err := promptRun(context.Background(), promptOpts(t, e, "alone")); err != nil {
+		t.Fatal(err)
+	}
+	if body, _ := json.Marshal(e.llm.Requests()[2].Body); strings.Contains(string(body), "never read") {
+		t.Errorf("stdin was read though it is not a pipe: %s", body)
+	}
+}
+
+// -m provider/model picks the provider as chat's --model does; a model of
+// another provider is a usage error naming it, before any request.
+func TestPromptRunModelRefs(t *testing.T) {
+	e := newTestEnv(t, `default_provider = "fake"
+work_dir = "$WORK"
+[providers.fake]
+api_base = "$LLM"
+models = ["fake-model", "fake-small"]
+[providers.other]
+api_base = "$LLM"
+models = ["other-model"]
+`)
+	ctx := context.Background()
+	e.llm.Enqueue(llmtest.Reply{Text: []string{"ok"}}, llmtest.Reply{Text: []string{"ok"}})
+	if err := promptRun(ctx, promptOpts(t, e, "-m", "other/other-model", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	if err := promptRun(ctx, promptOpts(t, e, "-p", "fake", "-m", "fake/fake-small", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"other-model", "fake-small"} {
+		if got := e.llm.Requests()[i].Body["model"]; got != want {
+			t.Errorf("request %d went to model %v, want %s", i+1, got, want)
+		}
+	}
+	err := promptRun(ctx, promptOpts(t, e, "-m", "other-model", "hi"))
+	wantExit(t, err, ExitUsage, `model "other-model" is not offered by provider "fake"`)
+	if hint := err.(*ExitError).Hint; !strings.Contains(hint, "--provider other") || !strings.Contains(hint, "--model other/other-model") {
+		t.Errorf("hint %q", hint)
+	}
+	wantExit(t, promptRun(ctx, promptOpts(t, e, "-p", "fake", "-m", "other/other-model", "hi")), ExitUsage, `names provider "other", --provider "fake"`)
+	if len(e.llm.Requests()) != 2 {
+		t.Errorf("a usage error reached the model")
+	}
 }

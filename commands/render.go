@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm/retry"
 )
 
 // textRenderer is the plain-text view of a turn: the answer streams to
@@ -22,6 +24,12 @@ type textRenderer struct {
 	// newReply is set once tools ran: the next answer text starts a new
 	// paragraph instead of running on from the text before the tool calls.
 	newReply bool
+
+	// mu serialises Emit with retrying, which the model call's goroutine
+	// calls: a retry's status line on stderr is drawn in place until the
+	// next output (status).
+	mu     sync.Mutex
+	status bool
 }
 
 func newTextRenderer(ios *IOStreams) *textRenderer {
@@ -30,6 +38,9 @@ func newTextRenderer(ios *IOStreams) *textRenderer {
 
 // Emit implements event.Sink.
 func (r *textRenderer) Emit(e event.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearStatus()
 	switch e.Kind {
 	case event.AgentMessageChunk:
 		if e.Content == nil || e.Content.Text == "" {
@@ -98,8 +109,28 @@ func (r *textRenderer) endThinking() {
 	}
 }
 
+// retrying shows a retry as one status line on stderr, in place: the
+// next retry replaces it, and output clears it.
+func (r *textRenderer) retrying(a retry.Attempt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lineBreak()
+	fmt.Fprintf(r.io.ErrOut, "\r\x1b[K%s", r.io.Dim("⟳ "+retryLine(a)))
+	r.status = true
+}
+
+func (r *textRenderer) clearStatus() {
+	if r.status {
+		fmt.Fprint(r.io.ErrOut, "\r\x1b[K")
+		r.status = false
+	}
+}
+
 // finish ends the answer with a newline so the shell prompt starts clean.
 func (r *textRenderer) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clearStatus()
 	r.endThinking()
 	if r.wrote && r.last != '\n' {
 		fmt.Fprintln(r.out)

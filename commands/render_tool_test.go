@@ -52,7 +52,7 @@ func TestChatRendersAgentToolCall(t *testing.T) {
 	r.Emit(event.Event{Kind: event.ToolCall, Tool: &event.ToolCallInfo{ID: "c", Title: "false", Kind: "execute"}})
 	r.Emit(event.Event{Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{ID: "c", Status: event.StatusFailed,
 		Content: []event.ToolContent{{Block: &failed}}}})
-	r.finish(event.End{StopReason: event.StopEndTurn}, "")
+	r.finish(event.End{StopReason: event.StopEndTurn}, "", "")
 	out := ansiStrip(buf.String())
 	for _, want := range []string{"✓ Edit notes.txt · +1 −0 · 3ms", "✗ false", "exit status 1"} {
 		if !strings.Contains(out, want) {

@@ -34,6 +34,9 @@ func newRoot(f *Factory) *cli.Command {
 		newCmdSessions(f),
 		newCmdTools(f, nil),
 		newCmdInit(f, nil),
+		newCmdDoctor(f, nil),
+		newCmdVersion(f),
+		newCmdHelp(),
 	)
 	f.ConfigPath = func() string { return root.String("config") }
 	return root
@@ -60,47 +63,38 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "read configuration from `FILE` (default $OPENHEIM_HOME/config.toml)"},
 		},
-		Reader:          ios.In,
-		Writer:          ios.Out,
-		ErrWriter:       ios.ErrOut,
-		HideHelpCommand: true,
-		Suggest:         true,
-		OnUsageError:    onUsageError,
-		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
-		Commands:        cmds,
+		Reader:                          ios.In,
+		Writer:                          ios.Out,
+		ErrWriter:                       ios.ErrOut,
+		HideHelpCommand:                 true,
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: setupCompletion,
+		Suggest:                         true,
+		OnUsageError:                    onUsageError,
+		ExitErrHandler:                  func(context.Context, *cli.Command, error) {},
+		Commands:                        cmds,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
-				return usageErr(fmt.Errorf("unknown command %q", cmd.Args().First()), "see 'openheim --help' for the commands")
+				return unknownCommand(cmd, cmd.Args().First())
 			}
 			return cli.ShowAppHelp(cmd)
 		},
 	}
-	var setUsage func(cs []*cli.Command)
-	setUsage = func(cs []*cli.Command) {
+	var setUsage func(cs []*cli.Command, path string)
+	setUsage = func(cs []*cli.Command, path string) {
 		for _, c := range cs {
 			c.OnUsageError = onUsageError
-			setUsage(c.Commands)
+			if len(c.Commands) > 0 && c.Action == nil {
+				c.Action = groupAction
+			}
+			if c.ShellComplete == nil {
+				c.ShellComplete = completeWith(f, argCompletions[path+c.Name])
+			}
+			setUsage(c.Commands, path+c.Name+" ")
 		}
 	}
-	setUsage(root.Commands)
+	setUsage(root.Commands, "")
 	return root
-}
-
-func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-	name := "openheim"
-	if cmd.Name != "openheim" {
-		name += " " + cmd.Name
-	}
-	return usageErr(fmt.Errorf("%s: %w", cmd.Name, err), fmt.Sprintf("see '%s --help'", name))
-}
-
-// noArgs rejects stray positional arguments.
-func noArgs(cmd *cli.Command) error {
-	if cmd.Args().Len() > 0 {
-		return usageErr(fmt.Errorf("%s: unexpected argument %q", cmd.Name, cmd.Args().First()),
-			fmt.Sprintf("see 'openheim %s --help'", cmd.Name))
-	}
-	return nil
 }
 
 // PrintError writes err to stderr as `openheim: <what failed>: <why>` plus a

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/openheim/openheim/commands/tui"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/urfave/cli/v3"
 )
@@ -37,7 +38,7 @@ Examples:
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cwd", Usage: "only sessions whose work directory is `DIR`"},
 			&cli.StringFlag{Name: "since", Usage: "only sessions updated within `AGE` (e.g. 12h, 7d, 2w) or since a date (2026-01-31)"},
-			&cli.IntFlag{Name: "limit", Value: 50, Usage: "show at most `N` sessions (0: all)"},
+			limitFlag(50, 0, "show at most `N` sessions (0: all)"),
 		}, jsonFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := noArgs(cmd); err != nil {
@@ -54,7 +55,7 @@ Examples:
 			if s := cmd.String("since"); s != "" {
 				t, err := parseSince(s, time.Now())
 				if err != nil {
-					return usageErr(fmt.Errorf("--since: %w", err), "")
+					return usageErr(fmt.Errorf("sessions ls: --since: %w", err), "")
 				}
 				opts.Filter.Since = t
 			}
@@ -82,6 +83,10 @@ func sessionsLsRun(_ context.Context, opts *SessionsLsOptions) error {
 		return nil
 	}
 	if len(list) == 0 {
+		if opts.Filter.Cwd != "" || !opts.Filter.Since.IsZero() {
+			fmt.Fprintln(opts.IO.ErrOut, "No sessions match"+filterWords(opts.Filter)+".")
+			return nil
+		}
 		fmt.Fprintln(opts.IO.ErrOut, "No sessions yet. Start one with: openheim prompt \"...\"")
 		return nil
 	}
@@ -97,6 +102,18 @@ func sessionsLsRun(_ context.Context, opts *SessionsLsOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID[:8], ago(s.UpdatedAt, time.Now()), s.Messages, agent, orDash(model), oneLine(s.Title, 60))
 	}
 	return tw.Flush()
+}
+
+// filterWords says what a listing was narrowed to.
+func filterWords(f history.Filter) string {
+	var parts []string
+	if f.Cwd != "" {
+		parts = append(parts, "in "+f.Cwd)
+	}
+	if !f.Since.IsZero() {
+		parts = append(parts, "updated since "+f.Since.Local().Format(time.DateTime))
+	}
+	return " " + strings.Join(parts, ", ")
 }
 
 // SessionsShowOptions is everything `openheim sessions show` needs.
@@ -143,7 +160,17 @@ func sessionsShowRun(_ context.Context, opts *SessionsShowOptions) error {
 	if opts.Output.machine() {
 		return opts.Output.print(opts.IO, conv)
 	}
-	writeTranscript(opts.IO.Out, conv, false)
+	// On a terminal: through the pager, the markdown rendered in colour.
+	stop := opts.IO.StartPager()
+	defer stop()
+	if !opts.IO.OutColor {
+		writeTranscript(opts.IO.Out, conv, false)
+		return nil
+	}
+	style, _ := tui.NewStyle("", true)
+	md := tui.NewMarkdown(opts.IO.Out, style)
+	writeTranscript(md, conv, false)
+	md.Flush()
 	return nil
 }
 
@@ -170,7 +197,7 @@ Examples:
   openheim sessions search "refresh token"
   openheim sessions search migration --limit 5 --select session_id`,
 		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "limit", Value: 20, Usage: "show at most `N` sessions"},
+			limitFlag(20, 1, "show at most `N` sessions"),
 		}, jsonFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() == 0 {

@@ -45,7 +45,7 @@ Examples:
 			}
 			age, err := parseAge(cmd.String("older-than"))
 			if err != nil {
-				return usageErr(fmt.Errorf("--older-than: %w", err), "")
+				return usageErr(fmt.Errorf("sessions prune: --older-than: %w", err), "")
 			}
 			opts.OlderThan, opts.Age = cmd.String("older-than"), age
 			opts.DryRun, opts.Purge = cmd.Bool("dry-run"), cmd.Bool("purge")

@@ -17,7 +17,7 @@ func TestSessionsFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	since, _ := time.ParseInLocation(time.DateOnly, "2026-01-31", time.Local)
-	if ls.Filter.Cwd != e.work || !ls.Filter.Since.Equal(since) || ls.Filter.Limit != 5 || ls.Output != (jsonOutput{Select: "id"}) {
+	if ls.Filter.Cwd != e.work || !ls.Filter.Since.Equal(since) || ls.Filter.Limit != 5 || ls.Output.Select != "id" || ls.Output.JSON {
 		t.Errorf("ls: %+v", ls)
 	}
 	search, _ := parseCmd(t, e, "sessions", newCmdSessionsSearch, "refresh", "token", "--limit", "3", "--json")
@@ -246,4 +246,45 @@ func TestSessionsReindexRun(t *testing.T) {
 	}
 	opts := &SessionsReindexOptions{IO: e.f.IOStreams, Sessions: func() (*Sessions, error) { return nil, failure(os.ErrPermission) }}
 	wantExit(t, sessionsReindexRun(context.Background(), opts), ExitFailure, "permission denied")
+}
+
+// A filter that matches nothing says so, rather than "No sessions yet".
+func TestSessionsLsRunNoMatch(t *testing.T) {
+	e := newTestEnv(t, fakeConfig)
+	twoSessions(t, e)
+	opts := mustParse(t, e, "sessions", newCmdSessionsLs, "--cwd", filepath.Join(e.work, "elsewhere"))
+	if err := sessionsLsRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := "No sessions match in " + filepath.Join(e.work, "elsewhere") + ".\n"; e.errOut.String() != want || e.out.String() != "" {
+		t.Errorf("stdout %q stderr %q, want stderr %q", e.out, e.errOut, want)
+	}
+}
+
+// On a terminal, sessions show goes through the pager in colour; piped, it
+// is plain markdown and no pager runs.
+func TestSessionsShowPager(t *testing.T) {
+	e := newTestEnv(t, fakeConfig)
+	_, cats := twoSessions(t, e)
+	ios := e.f.IOStreams
+	ios.OutTTY, ios.OutColor, ios.Pager = true, true, "sed 's/^/paged: /'"
+	opts := mustParse(t, e, "sessions", newCmdSessionsShow, cats[:8])
+	if err := sessionsShowRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	out := e.out.String()
+	if !strings.HasPrefix(out, "paged: ") || !strings.Contains(out, "\x1b[1m") || strings.Contains(out, "# Cats") {
+		t.Errorf("on a terminal: %q", out)
+	}
+	if ios.Out != e.out {
+		t.Error("stdout was not given back after the pager")
+	}
+	e.reset()
+	ios.OutTTY, ios.OutColor = false, false
+	if err := sessionsShowRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.out.String(); !strings.HasPrefix(out, "# Cats\n") || strings.Contains(out, "\x1b[") || strings.Contains(out, "paged:") {
+		t.Errorf("piped: %q", out)
+	}
 }

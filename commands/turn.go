@@ -14,6 +14,7 @@ import (
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/session"
 )
 
@@ -23,13 +24,14 @@ import (
 // renderer, behind a queue that keeps a slow stdout reader from stalling
 // the turn.
 type turnOutput struct {
+	ios   *IOStreams
 	enc   *ndjson.Encoder
 	text  *textRenderer
 	queue *event.Queue
 }
 
 func newTurnOutput(ios *IOStreams, asJSON bool) *turnOutput {
-	o := &turnOutput{}
+	o := &turnOutput{ios: ios}
 	if asJSON {
 		o.enc = ndjson.NewEncoder(ios.Out).WithRedactor(ios.Redactor())
 		o.queue = event.NewQueue(o.enc, 4096)
@@ -48,6 +50,26 @@ func (o *turnOutput) finish(id string, end event.End, code int, why string) {
 	} else {
 		o.text.finish()
 	}
+}
+
+// retrying says a model call is retried: a status line on a terminal
+// (the text renderer's), else one line on stderr per retry.
+func (o *turnOutput) retrying(a retry.Attempt) {
+	if o.text != nil && o.ios.ErrTTY {
+		o.text.retrying(a)
+		return
+	}
+	fmt.Fprintf(o.ios.ErrOut, "openheim: %s\n", retryLine(a))
+}
+
+// retryLine is a retry in one line: "model call failed (HTTP 503:
+// overloaded); retrying in 1.2s (1 of 3)".
+func retryLine(a retry.Attempt) string {
+	asked := ""
+	if a.Asked {
+		asked = " as the server asked (Retry-After)"
+	}
+	return fmt.Sprintf("%s failed (%s); retrying in %s%s (%d of %d)", a.What, oneLine(a.Err.Error(), 80), shortDuration(a.Wait), asked, a.N, a.Max)
 }
 
 var errTimeout = errors.New("--timeout expired")

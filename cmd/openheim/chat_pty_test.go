@@ -208,10 +208,11 @@ func TestChatREPLPermissionAsk(t *testing.T) {
 	tm.send("Write a.txt\r")
 	tm.expect(`allow write_file a\.txt\?`)
 	tm.expect(`\[y\] once  \[a\] always  \[n\] reject  \[r\] always reject › *$`)
-	tm.send("maybe\r")
-	tm.expect(`answer y, a, n or r`)
-	tm.send("y\r")
-	tm.expect(`✓ write_file a\.txt · `)
+	// One key answers, no Enter; other keys (and Enter) are ignored.
+	tm.send("x\r")
+	tm.send("y")
+	tm.expect(`allowed once`)
+	tm.expect(`✓ write_file a\.txt \+1 -0 · `)
 	tm.expect(`Wrote a\.`)
 	tm.expect(`› *$`)
 	if data, err := os.ReadFile(filepath.Join(work, "a.txt")); err != nil || string(data) != "hi" {
@@ -219,7 +220,7 @@ func TestChatREPLPermissionAsk(t *testing.T) {
 	}
 	tm.send("Write b.txt\r")
 	tm.expect(`allow write_file b\.txt\?`)
-	tm.send("n\r")
+	tm.send("N")
 	tm.expect(`✗ write_file b\.txt · .* Permission denied by user\.`)
 	tm.expect(`Could not write b\.`)
 	tm.expect(`› *$`)

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 )
 
 // ruleWidth is the length of the line drawn for a thematic break.
@@ -169,6 +170,12 @@ func scanRule(b []byte, i int, final bool) (rule, ok bool) {
 // blockStart renders the prefix of a line outside code blocks, then hands
 // the rest of the line to inline rendering.
 func (m *Markdown) blockStart(b []byte, final bool) (int, bool) {
+	if start, ok := tableStart(b, final); !ok {
+		return 0, false
+	} else if start {
+		m.mode = modeTable
+		return 0, true
+	}
 	blk, ok := classify(b, final)
 	if !ok {
 		return 0, false
@@ -214,6 +221,8 @@ func (m *Markdown) blockStart(b []byte, final bool) (int, bool) {
 // "╭─ go": spaces before it are dropped and one is put back.
 func (m *Markdown) fenceInfo(b []byte) int {
 	if b[0] == '\n' {
+		m.fence.lex = lexiconFor(string(m.fence.info))
+		m.fence.info = nil
 		m.newline()
 		return 1
 	}
@@ -228,6 +237,7 @@ func (m *Markdown) fenceInfo(b []byte) int {
 	if n < 0 {
 		n = len(b)
 	}
+	m.fence.info = append(m.fence.info, b[:n]...)
 	m.text(b[:n])
 	return n
 }
@@ -277,12 +287,17 @@ func (m *Markdown) codeLineStart(b []byte, final bool) (int, bool) {
 	m.base = aDim
 	m.textString("│ ")
 	m.base = aCode
+	m.fence.raw = false
 	m.mode = modeCode
 	return strip, true
 }
 
-// codeText writes a code line's bytes verbatim up to its end.
+// codeText writes a code line's bytes verbatim up to its end, or in a
+// block of a known language holds the line and writes it highlighted.
 func (m *Markdown) codeText(b []byte) int {
+	if m.fence.lex != nil && !m.fence.raw {
+		return m.holdCodeLine(b)
+	}
 	if b[0] == '\n' {
 		m.newline()
 		return 1
@@ -298,3 +313,49 @@ func (m *Markdown) codeText(b []byte) int {
 func isSpaceTab(c byte) bool { return c == ' ' || c == '\t' }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// holdCodeLine takes a highlighted code line's bytes up to its end, then
+// writes it; a line longer than maxCodeLine is written as it comes from
+// there on.
+func (m *Markdown) holdCodeLine(b []byte) int {
+	n := bytes.IndexByte(b, '\n')
+	if n < 0 {
+		n = len(b)
+	}
+	if room := maxCodeLine - len(m.codeLine); n > room {
+		for room > 0 && !utf8.RuneStart(b[room]) {
+			room--
+		}
+		m.codeLine = append(m.codeLine, b[:room]...)
+		m.writeCodeLine()
+		m.base = aCode
+		m.fence.raw = true
+		return room
+	}
+	m.codeLine = append(m.codeLine, b[:n]...)
+	if n == len(b) {
+		return n
+	}
+	m.writeCodeLine()
+	m.newline()
+	return n + 1
+}
+
+// writeCodeLine writes the held code line, highlighted: tokens in their
+// colours, the rest in the code colour.
+func (m *Markdown) writeCodeLine() {
+	for _, sp := range m.fence.lex.highlight(string(m.codeLine), &m.fence.inBlock) {
+		if sp.sgr == "" {
+			m.base = aCode
+			m.textString(sp.text)
+			continue
+		}
+		m.base = 0
+		m.sync()
+		m.out = append(m.out, sp.sgr...)
+		m.out = append(m.out, sp.text...)
+		m.out = append(m.out, sgrReset...)
+		m.wrote, m.last = true, sp.text[len(sp.text)-1]
+	}
+	m.codeLine = m.codeLine[:0]
+}

@@ -30,6 +30,7 @@ const (
 	modeInline                // the rest of a markdown line
 	modeFenceInfo             // the rest of an opening fence line: its info string
 	modeCode                  // the rest of a line inside a fenced code block
+	modeTable                 // the lines of a table, held until it ends
 )
 
 // Markdown renders streamed markdown (an LLM answer arriving in chunks of
@@ -61,6 +62,11 @@ type Markdown struct {
 	on   attrs // attributes the terminal has on now
 
 	fence fence
+	// A highlighted code line, held until its end; a table's rows, held
+	// until the table ends (table.go).
+	codeLine []byte
+	table    []string
+	tableLen int
 
 	// Inline state of the current line.
 	bold      bool
@@ -84,6 +90,11 @@ type fence struct {
 	char   byte // '`' or '~'
 	n      int  // length of the opening run; the closing run must be as long
 	indent string
+	info   []byte   // the info string, while the opening line is read
+	lex    *lexicon // the language's, nil when unknown (no highlighting)
+	// inBlock is an open block comment; raw is a code line too long to
+	// hold, written as it comes.
+	inBlock, raw bool
 }
 
 // NewMarkdown returns a renderer writing to w in style s.
@@ -116,6 +127,10 @@ func (m *Markdown) Flush() error {
 		return nil
 	}
 	m.process(true)
+	if len(m.codeLine) > 0 {
+		m.writeCodeLine()
+	}
+	m.endTable()
 	m.endLine()
 	m.fence = fence{}
 	m.mode = modeLineStart
@@ -174,6 +189,8 @@ func (m *Markdown) step(b []byte, final bool) (int, bool) {
 		return m.fenceInfo(b), true
 	case modeCode:
 		return m.codeText(b), true
+	case modeTable:
+		return m.tableLine(b, final)
 	default:
 		return m.inline(b, final)
 	}

@@ -27,6 +27,8 @@ var corpus = []string{
 	"😀 **😀** *😀* `😀` [😀](😀) # 😀\n# 😀\n- 😀",
 	"```\nunclosed fence é",
 	"\n\n   \n    - deep\n#\n>",
+	"| Name | **N** |\n|:---|--:|\n| é😀 | `1\\|2` |\n| x |\nafter\n| lone\n",
+	"```python\nif x == 'a\\'b': # c é\n    return 3.5\n```\n```rust\n/* a\n b */ let x = \"é\"; // y\n```",
 }
 
 // randomMarkdown builds an input from markdown-significant pieces.
@@ -34,6 +36,7 @@ func randomMarkdown(r *rand.Rand) string {
 	pieces := []string{
 		"*", "**", "***", "_", "__", "`", "``", "```", "~~~", "[", "]", "(", ")", "](", "#", "# ",
 		"- ", "* ", "> ", "1. ", "\n", "\n", " ", "  ", "a", "word", "é", "│", "😀", "世", "\\", "---", "    ", "\t", "\r",
+		"|", "| ", "|---|", ":--", "```go\n", "//", "/*", "*/", "\"", "'", "if ", "42",
 	}
 	var b strings.Builder
 	for n := r.Intn(40); n >= 0; n-- {

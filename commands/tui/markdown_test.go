@@ -73,9 +73,16 @@ func TestMarkdownRendering(t *testing.T) {
 		{"empty quote line", ">\n", s.Dim("│ ") + "\n"},
 		{"rules", "---\n* * *\n___\n- - -", rule + "\n" + rule + "\n" + rule + "\n" + rule},
 		{"short dashes", "--\n", "--\n"},
-		{"fence", "```go\nx := a*b // *not* styled\n```\nafter *it*\n",
-			s.Dim("╭─ go") + "\n" + s.Dim("│ ") + s.Code("x := a*b // *not* styled") + "\n" + s.Dim("╰─") + "\n" +
+		{"fence", "```\nx := a*b // *not* styled\n```\nafter *it*\n",
+			s.Dim("╭─") + "\n" + s.Dim("│ ") + s.Code("x := a*b // *not* styled") + "\n" + s.Dim("╰─") + "\n" +
 				"after " + s.Italic("it") + "\n"},
+		{"highlighted fence", "```go\nx := a*b // *not* styled\nif s == \"}\" { return 42 }\n```\n",
+			s.Dim("╭─ go") + "\n" + s.Dim("│ ") + s.Code("x := a*b ") + "\x1b[2m// *not* styled\x1b[0m\n" +
+				s.Dim("│ ") + "\x1b[35mif\x1b[0m" + s.Code(" s == ") + "\x1b[32m\"}\"\x1b[0m" + s.Code(" { ") +
+				"\x1b[35mreturn\x1b[0m" + s.Code(" ") + "\x1b[36m42\x1b[0m" + s.Code(" }") + "\n" + s.Dim("╰─") + "\n"},
+		{"block comment across lines", "```c\n/* a\nb */ int\n```\n",
+			s.Dim("╭─ c") + "\n" + s.Dim("│ ") + "\x1b[2m/* a\x1b[0m\n" + s.Dim("│ ") + "\x1b[2mb */\x1b[0m" + s.Code(" ") +
+				"\x1b[35mint\x1b[0m\n" + s.Dim("╰─") + "\n"},
 		{"tilde fence", "~~~\n\n~~~\n", s.Dim("╭─") + "\n" + s.Dim("│ ") + "\n" + s.Dim("╰─") + "\n"},
 		{"fence info spaces", "```  python  \n", s.Dim("╭─ python  ") + "\n"},
 		{"longer fence", "````\n```\n````\n", s.Dim("╭─") + "\n" + s.Dim("│ ") + s.Code("```") + "\n" + s.Dim("╰─") + "\n"},
@@ -87,7 +94,10 @@ func TestMarkdownRendering(t *testing.T) {
 		{"unclosed fence", "```\ncode", s.Dim("╭─") + "\n" + s.Dim("│ ") + s.Code("code")},
 		{"unclosed bold", "a **b\nc\n", "a " + s.Bold("b") + "\nc\n"},
 		{"unclosed code", "a `b\nc\n", "a " + s.Code("b") + "\nc\n"},
-		{"table", "| a | b |\n|---|---|\n| 1 | 2 |\n", "| a | b |\n|---|---|\n| 1 | 2 |\n"},
+		{"table", "| a | bb |\n|---|--:|\n| **x** | 2 |\n| 10 | |\nafter\n",
+			" " + s.Bold("a") + "  " + s.Dim("│") + " " + s.Bold("bb") + " \n" + s.Dim("────┼────") + "\n" +
+				" " + s.Bold("x") + "  " + s.Dim("│") + "  2 \n 10 " + s.Dim("│") + "    \nafter\n"},
+		{"not a table", "| a |\nb\n", "| a |\nb\n"},
 		{"html", "<b>x</b> &amp;\n", "<b>x</b> &amp;\n"},
 		{"blank lines", "a\n\n  \nb", "a\n\n  \nb"},
 		{"unicode", "é **│😀** 世界\n", "é " + s.Bold("│😀") + " 世界\n"},
@@ -125,7 +135,9 @@ func TestMarkdownStreamsPlainText(t *testing.T) {
 		{"# Head", "Head"},
 		{"- item te", "item te"},
 		{"> quo", "quo"},
-		{"```go\nfmt.Pri", "fmt.Pri"},
+		{"```\nfmt.Pri", "fmt.Pri"},
+		// A highlighted language streams a line at a time.
+		{"```go\nfmt.Println(1)\nfmt.Pri", "Println("},
 		{"Hello **wor", "wor"},
 		{"say `co", "co"},
 		{"x é", "x é"},

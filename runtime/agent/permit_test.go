@@ -3,10 +3,13 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm"
 	"github.com/openheim/openheim/runtime/message"
@@ -89,5 +92,56 @@ func TestPermitNotAskedForUnknownToolOrBadArguments(t *testing.T) {
 		if r.Content == permission.DeniedResult {
 			t.Errorf("call %s reported as denied: %q", r.ToolCallID, r.Content)
 		}
+	}
+}
+
+// An edit shows its diff before it runs: on the tool_call event, in the
+// permission question (through ctx, as the gate reads it), and on the
+// final update once it ran.
+func TestEditCallsCarryTheirDiff(t *testing.T) {
+	root, err := confine.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	abs := filepath.Join(root.Path(), "notes.txt")
+	os.WriteFile(abs, []byte("alpha\nbeta\n"), 0o644)
+	var asked permission.Request
+	gate := permission.NewGate(permission.Rules{}, permission.AskerFunc(func(_ context.Context, r permission.Request) (permission.Outcome, error) {
+		asked = r
+		return permission.AllowOnce, nil
+	}))
+	a := &Agent{Tools: tools.NewRegistry(&tools.EditFile{Root: root}, &tools.WriteFile{Root: root}),
+		Permit: func(ctx context.Context, c message.Block, kind string) bool {
+			ok, _ := gate.Check(ctx, permission.Request{ToolCallID: c.ID, Tool: c.Name, Kind: kind, Args: json.RawMessage(c.Arguments)})
+			return ok
+		}}
+	a.Provider = &scripted{replies: []func(context.Context, func(llm.Delta) error) (*llm.Response, error){
+		calls(use("e", "edit_file", `{"path":"notes.txt","old_string":"beta","new_string":"gamma"}`)), text("done")}}
+	_, rec, _ := runTurn(t, a, context.Background())
+
+	var call, final *event.ToolCallInfo
+	for _, e := range rec.events {
+		switch {
+		case e.Kind == event.ToolCall:
+			call = e.Tool
+		case e.Kind == event.ToolCallUpdate && e.Tool.Status == event.StatusCompleted:
+			final = e.Tool
+		}
+	}
+	for name, info := range map[string]*event.ToolCallInfo{"tool_call": call, "final update": final} {
+		if info == nil || len(info.Content) != 1 || info.Content[0].Diff == nil {
+			t.Fatalf("%s carries no diff: %+v", name, info)
+		}
+		d := info.Content[0].Diff
+		if d.Path != abs || *d.OldText != "alpha\nbeta\n" || d.NewText != "alpha\ngamma\n" {
+			t.Errorf("%s diff = %+v", name, d)
+		}
+		if len(info.Locations) != 1 || info.Locations[0].Path != abs || *info.Locations[0].Line != 2 {
+			t.Errorf("%s locations = %+v", name, info.Locations)
+		}
+	}
+	if len(asked.Content) != 1 || asked.Content[0].Diff == nil || asked.Content[0].Diff.NewText != "alpha\ngamma\n" {
+		t.Errorf("the permission question carries %+v", asked.Content)
 	}
 }

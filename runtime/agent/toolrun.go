@@ -18,9 +18,13 @@ import (
 // runTools runs the calls of one reply concurrently and returns their
 // results in call order, and the images they returned (nil when none).
 func (r *run) runTools(ctx context.Context, calls []message.Block) ([]message.Block, *message.Message) {
-	for _, c := range calls {
+	previews := make([]*tools.Change, len(calls))
+	for i, c := range calls {
+		previews[i] = r.preview(ctx, c)
+		content, locations := previews[i].Content()
 		r.emit(event.Event{Kind: event.ToolCall, Tool: &event.ToolCallInfo{
 			ID: c.ID, Title: c.Name, Kind: r.toolKind(c.Name), Status: event.StatusPending, RawInput: rawInput(c.Arguments),
+			Content: content, Locations: locations,
 		}})
 	}
 	results := make([]message.Block, len(calls))
@@ -30,7 +34,12 @@ func (r *run) runTools(ctx context.Context, calls []message.Block) ([]message.Bl
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], images[i] = r.runTool(ctx, c)
+			// The permission question shows the change too.
+			callCtx := ctx
+			if content, _ := previews[i].Content(); content != nil {
+				callCtx = permission.WithContent(ctx, content)
+			}
+			results[i], images[i] = r.runTool(callCtx, c, previews[i])
 		}()
 	}
 	wg.Wait()
@@ -55,7 +64,9 @@ func imageMessage(calls []message.Block, images [][]message.Block) *message.Mess
 	return m
 }
 
-func (r *run) runTool(ctx context.Context, c message.Block) (message.Block, []message.Block) {
+// runTool runs call c; preview is the change it was shown to make, which
+// its final update carries when the tool does not report its own.
+func (r *run) runTool(ctx context.Context, c message.Block, preview *tools.Change) (message.Block, []message.Block) {
 	start := time.Now()
 	res := r.execute(ctx, c, func() {
 		// Only now is it running: while a permission question is open the
@@ -72,8 +83,17 @@ func (r *run) runTool(ctx context.Context, c message.Block) (message.Block, []me
 		status = event.StatusFailed
 	}
 	out, _ := json.Marshal(res.Content)
+	var content []event.ToolContent
+	var locations []event.Location
+	if !res.IsError {
+		if res.Change == nil {
+			res.Change = preview
+		}
+		content, locations = res.Change.Content()
+	}
 	r.emit(event.Event{Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{
 		ID: c.ID, Status: status, RawOutput: out, Duration: time.Since(start),
+		Content: content, Locations: locations,
 	}})
 	if len(res.Images) > 0 && !res.IsError {
 		res.Content += fmt.Sprintf("\n[%d image(s) follow]", len(res.Images))
@@ -117,6 +137,29 @@ func (r *run) execute(ctx context.Context, c message.Block, started func()) (res
 	}()
 	started()
 	return t.Run(tools.WithCallID(ctx, c.ID), json.RawMessage(args))
+}
+
+// preview is the change call c would make, when its tool can say (the
+// file tools); nil otherwise. A tool's panic costs the preview only.
+func (r *run) preview(ctx context.Context, c message.Block) (ch *tools.Change) {
+	if r.Tools == nil {
+		return nil
+	}
+	t, ok := r.Tools.Get(c.Name)
+	p, can := t.(tools.Previewer)
+	if !ok || !can {
+		return nil
+	}
+	args := strings.TrimSpace(c.Arguments)
+	if !json.Valid([]byte(args)) {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			ch = nil
+		}
+	}()
+	return p.Preview(ctx, json.RawMessage(args))
 }
 
 func (r *run) toolKind(name string) string {

@@ -58,6 +58,9 @@ type Config struct {
 	Memory      Memory               `toml:"memory"`
 	Serve       Serve                `toml:"serve"`
 	Permissions Permissions          `toml:"permissions"`
+	// DataDir is where sessions, memory, indexes and serve's token go
+	// (relative to this file); see DataHome.
+	DataDir string `toml:"data_dir"`
 	// RecordDir, when set, makes every `openheim prompt` record its model
 	// replies into a replay cassette there (like --record FILE).
 	RecordDir string `toml:"record_dir"`
@@ -178,6 +181,18 @@ func (c *Config) SkillsDir() string { return filepath.Join(c.Dir(), "skills") }
 
 // AgentsDir holds subagent profiles, <name>.md.
 func (c *Config) AgentsDir() string { return filepath.Join(c.Dir(), "agents") }
+
+// DataHome is the data directory this config asks for: data_dir when
+// set, else the directory of the file it was read from, so a run with
+// --config FILE keeps to FILE's folder (hermetic). "" for a config without
+// a file: the data directory is then Home(). $OPENHEIM_HOME, when set,
+// wins over both (callers check it: environment before config file).
+func (c *Config) DataHome() string {
+	if c.DataDir != "" {
+		return c.DataDir
+	}
+	return c.dir
+}
 
 // Dir is the directory holding system.md and the base for relative paths in
 // the file: the config file's directory, or Home() when there was no file.

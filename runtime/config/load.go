@@ -139,6 +139,9 @@ func (c *Config) validate(md *toml.MetaData) error {
 	if c.RecordDir != "" {
 		c.RecordDir = resolveAgainst(c.Dir(), c.RecordDir)
 	}
+	if c.DataDir != "" {
+		c.DataDir = resolveAgainst(c.Dir(), c.DataDir)
+	}
 
 	if c.Providers == nil {
 		c.Providers = map[string]*Provider{}

@@ -27,6 +27,10 @@ func NewEmbedder(cfg *config.Config) (llm.Embedder, error) {
 		return nil, fmt.Errorf("memory.embedding_provider: %w", err)
 	}
 	p := r.Provider
+	// Without a key every search would call the endpoint to be refused.
+	if r.APIKey == "" && p.Kind != config.KindOpenAICompatible {
+		return nil, fmt.Errorf("memory.embedding_provider %q has no API key: set %s", name, keySource(p))
+	}
 	return embedding.New(embedding.Config{
 		Kind:    p.Kind,
 		BaseURL: p.APIBase,

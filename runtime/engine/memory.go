@@ -13,6 +13,10 @@ import (
 // turn that never touches memory never pays for opening its index.
 type MemoryOpener struct {
 	Options memory.Options
+	// Notice, when set, is said once through Options.Warn as the memory
+	// opens: that semantic search is off, say, said when memory is used
+	// rather than on every start.
+	Notice string
 
 	once sync.Once
 	m    *memory.Memory
@@ -21,7 +25,12 @@ type MemoryOpener struct {
 
 // Open returns the memory, opening it the first time.
 func (o *MemoryOpener) Open() (*memory.Memory, error) {
-	o.once.Do(func() { o.m, o.err = memory.Open(o.Options) })
+	o.once.Do(func() {
+		o.m, o.err = memory.Open(o.Options)
+		if o.err == nil && o.Notice != "" && o.Options.Warn != nil {
+			o.Options.Warn(o.Notice)
+		}
+	})
 	return o.m, o.err
 }
 

@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/openheim/openheim/runtime/event"
 )
 
 // DeniedResult is the tool result the model sees for a refused call.
@@ -139,6 +141,9 @@ type Request struct {
 	Args       json.RawMessage
 	// Reach, when known, is what the call touches (see Reach).
 	Reach *Reach
+	// Content is what the call will change, as its tool_call carries it
+	// (the diff of an edit), for the asker to show; nil when unknown.
+	Content []event.ToolContent
 }
 
 // Asker asks someone whether a call may run. An error, or ctx being
@@ -255,6 +260,9 @@ func (g *Gate) ask(ctx context.Context, r Request, done func(Outcome)) (bool, er
 	if r.Title == "" {
 		r.Title = r.Tool
 	}
+	if r.Content == nil {
+		r.Content = contentFrom(ctx)
+	}
 	got, err := g.asker.Ask(ctx, r)
 	switch {
 	case err != nil:
@@ -310,4 +318,18 @@ func memoryKey(r Request) string {
 		b.Write(bytes.TrimSpace(r.Args))
 	}
 	return r.Tool + "\x00" + b.String()
+}
+
+type contentKey struct{}
+
+// WithContent returns ctx carrying what the call being checked will change
+// (the diff of an edit), which the question shows: a person sees an edit
+// before allowing it. Check puts it in Request.Content when that is empty.
+func WithContent(ctx context.Context, c []event.ToolContent) context.Context {
+	return context.WithValue(ctx, contentKey{}, c)
+}
+
+func contentFrom(ctx context.Context) []event.ToolContent {
+	c, _ := ctx.Value(contentKey{}).([]event.ToolContent)
+	return c
 }

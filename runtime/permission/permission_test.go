@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/openheim/openheim/runtime/event"
 )
 
 func TestDecide(t *testing.T) {
@@ -311,5 +313,23 @@ func TestGateConcurrent(t *testing.T) {
 	}
 	if allowed.Load() != 100 || refused.Load() != 100 {
 		t.Errorf("allowed %d refused %d, want 100 each", allowed.Load(), refused.Load())
+	}
+}
+
+// The question carries what the call will change, from ctx (the loop puts
+// the edit's preview there), unless the request has its own.
+func TestAskCarriesTheCallsContent(t *testing.T) {
+	var got []event.ToolContent
+	g := NewGate(Rules{}, AskerFunc(func(_ context.Context, r Request) (Outcome, error) {
+		got = r.Content
+		return AllowOnce, nil
+	}))
+	old := "a\n"
+	c := []event.ToolContent{{Diff: &event.Diff{Path: "/w/f", OldText: &old, NewText: "b\n"}}}
+	if ok, err := g.Check(WithContent(context.Background(), c), Request{SessionID: "s", Tool: "edit_file", Kind: "edit"}); !ok || err != nil {
+		t.Fatalf("check: %v %v", ok, err)
+	}
+	if len(got) != 1 || got[0].Diff.NewText != "b\n" {
+		t.Fatalf("asked with content %+v", got)
 	}
 }

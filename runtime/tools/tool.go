@@ -33,6 +33,9 @@ type Result struct {
 	// returned besides its text (MCP tools can); the loop shows them to
 	// the model after the tool results.
 	Images []message.Block
+	// Change is the file change the call made (edit_file): the final
+	// tool_call_update carries it as a diff, else the call's preview.
+	Change *Change
 }
 
 // Errorf is a failed result; the model sees the message.

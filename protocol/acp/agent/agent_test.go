@@ -33,6 +33,7 @@ type client struct {
 	updates []json.RawMessage
 	answer  string // the permission option to pick; "" cancels
 	asked   int
+	asks    []json.RawMessage // the params of each session/request_permission
 }
 
 func (c *client) Request(_ context.Context, method string, params json.RawMessage) (any, error) {
@@ -40,6 +41,7 @@ func (c *client) Request(_ context.Context, method string, params json.RawMessag
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.asked++
+		c.asks = append(c.asks, params)
 		if c.answer == "" {
 			return acp.RequestPermissionResponse{Outcome: acp.PermissionOutcome{Outcome: acp.OutcomeCancelled}}, nil
 		}

@@ -169,7 +169,8 @@ func (a *Agent) notify(sessionID string, u acp.SessionUpdate) {
 func (a *Agent) asker(sessionID string) permission.Asker {
 	return permission.AskerFunc(func(ctx context.Context, r permission.Request) (permission.Outcome, error) {
 		req := acp.RequestPermissionRequest{SessionID: sessionID,
-			ToolCall: acp.PermissionToolCall{ToolCallID: r.ToolCallID, Title: r.Title, Kind: r.Kind, Status: "pending", RawInput: r.Args},
+			ToolCall: acp.PermissionToolCall{ToolCallID: r.ToolCallID, Title: r.Title, Kind: r.Kind, Status: "pending", RawInput: r.Args,
+				Content: permissionContentJSON(r.Content), Locations: permissionLocations(r.Content)},
 			Options: []acp.PermissionOption{
 				{OptionID: acp.PermissionAllowOnce, Name: "Allow once", Kind: acp.PermissionAllowOnce},
 				{OptionID: acp.PermissionAllowAlways, Name: "Always allow", Kind: acp.PermissionAllowAlways},

@@ -44,6 +44,7 @@ type Server struct {
 	queue   []Reply
 	reqs    []RecordedRequest
 	hanging int
+	models  *models // nil: the default list
 }
 
 // Hanging is how many Hang replies have sent all they will send and are
@@ -110,6 +111,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.reqs = append(s.reqs, rec)
 	n := len(s.reqs)
+	if isModelsList(r) {
+		s.mu.Unlock()
+		s.serveModels(w, r)
+		return
+	}
 	wire, ok := wireOf(r.URL.Path)
 	if r.Method != http.MethodPost || !ok {
 		s.mu.Unlock()

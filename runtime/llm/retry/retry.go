@@ -29,7 +29,8 @@ type Policy struct {
 	// call fail at once with an error saying so, rather than be hammered
 	// sooner than it asked. Default DefaultMaxWait.
 	MaxWait time.Duration
-	// Logger receives one Warn record per retry; nil means slog.Default().
+	// Logger receives one Warn record per retry (Debug when the call's
+	// context has an observer: WithObserver); nil means slog.Default().
 	Logger *slog.Logger
 	// Sleep waits d, or returns ctx's error when ctx ends first; nil means
 	// a timer. Tests replace it to check waits without taking them.
@@ -105,8 +106,14 @@ func (pol Policy) wait(ctx context.Context, n int, what string, err error, notif
 		}
 		why = "as the server asked (Retry-After)"
 	}
-	pol.Logger.Warn(fmt.Sprintf("llm: retrying %s in %v %s", what, d.Round(time.Millisecond), why),
-		"attempt", n+1, "max_retries", pol.MaxRetries, "error", err.Error())
+	msg, attrs := fmt.Sprintf("llm: retrying %s in %v %s", what, d.Round(time.Millisecond), why),
+		[]any{"attempt", n + 1, "max_retries", pol.MaxRetries, "error", err.Error()}
+	if obs := observer(ctx); obs != nil {
+		obs(Attempt{What: what, N: n + 1, Max: pol.MaxRetries, Wait: d, Asked: asked, Err: err})
+		pol.Logger.Debug(msg, attrs...)
+	} else {
+		pol.Logger.Warn(msg, attrs...)
+	}
 	if notify != nil {
 		notify(d)
 	}

@@ -183,3 +183,39 @@ func TestWrapTellsOfRetries(t *testing.T) {
 		t.Errorf("second retry: %+v", second)
 	}
 }
+
+// With an observer on the context, each retry goes to it (and to the log
+// at debug level only): a terminal shows a status line, not log lines.
+func TestObserverTakesTheRetries(t *testing.T) {
+	var logs strings.Builder
+	pol := Policy{BaseDelay: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Sleep: noSleep}
+	var seen []Attempt
+	ctx := WithObserver(context.Background(), func(a Attempt) { seen = append(seen, a) })
+	s503 := &llm.StatusError{Status: 503, Body: "overloaded"}
+	calls := 0
+	err := Do(ctx, pol, "model call", func() error {
+		calls++
+		if calls < 3 {
+			return s503
+		}
+		return nil
+	})
+	if err != nil || len(seen) != 2 || seen[0].N != 1 || seen[1].N != 2 || seen[0].Max != 3 || seen[0].What != "model call" || seen[0].Err != s503 {
+		t.Fatalf("err %v, attempts %+v", err, seen)
+	}
+	if strings.Contains(logs.String(), "WARN") {
+		t.Errorf("warned although observed: %s", logs.String())
+	}
+	// Without one, the log warns as before.
+	calls = 0
+	Do(context.Background(), pol, "model call", func() error {
+		calls++
+		if calls < 2 {
+			return s503
+		}
+		return nil
+	})
+	if !strings.Contains(logs.String(), "level=WARN msg=\"llm: retrying model call") {
+		t.Errorf("no warning: %s", logs.String())
+	}
+}
