@@ -10,6 +10,7 @@ import { Permissions } from './permission.js';
 import { Sessions } from './sessions.js';
 import { Workspace } from './workspace.js';
 import { loadTools } from './tools.js';
+import { Working } from './working.js';
 
 adoptURLToken();
 
@@ -50,8 +51,10 @@ const conn = new Connection(wsURL, {
   beforeRetry: () => api('/healthz'),
 });
 
-const perms = new Permissions();
+const working = new Working();
+const perms = new Permissions({ base: () => conv.cwd || workDir, onAsk: (title) => working.permission(title) });
 const conv = new Conversation(conn, {
+  onActivity: (state, detail) => working.set(state, detail),
   workDir: () => workDir,
   onState: () => composer.update(),
   onSession: (res) => composer.applySession(res),
@@ -181,6 +184,8 @@ function applyTheme(config) {
 async function start() {
   layoutDefaults();
   showView('workspace', false);
+  // The list first: it is the first thing to see, and needs nothing else.
+  listed = sessions.refresh();
   try {
     const config = await api('/api/config');
     applyTheme(config);
@@ -189,9 +194,9 @@ async function start() {
   } catch (err) {
     toast(`Could not load the configuration: ${errorText(err)}`);
   }
-  listed = sessions.refresh();
-  loadTools();
   conn.connect();
+  // The tools view is hidden at first: its lists can wait for the sessions.
+  listed.finally(() => loadTools());
 }
 
 start();
