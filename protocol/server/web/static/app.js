@@ -38,7 +38,13 @@ const conn = new Connection(wsURL, {
   onOpen: () => onOpen(),
   onNotification: (msg) => { if (msg.method === 'session/update') conv.onUpdate(msg.params); },
   onRequest: (msg) => {
-    if (msg.method === 'session/request_permission') return perms.ask(msg.params);
+    if (msg.method === 'session/request_permission') {
+      // Its toolCall is an update of the call (ACP ToolCallUpdate): the card
+      // shows what the dialog shows, diffs included.
+      const tc = msg.params?.toolCall;
+      if (tc?.toolCallId) conv.onUpdate({ sessionId: msg.params.sessionId, update: { ...tc, sessionUpdate: 'tool_call_update' } });
+      return perms.ask(msg.params);
+    }
     throw Object.assign(new Error(`Method not found: ${msg.method}`), { code: -32601 });
   },
   onFs: (data) => workspace.onFs(data),
