@@ -109,6 +109,7 @@ command = %q
 		t.Fatalf("e2e.mjs: %v\n%s\nLLM requests: %s\nserver stderr:\n%s", err, out.String(), rt.summary(), srv.stderr())
 	}
 	t.Logf("e2e.mjs passed in %s:\n%s", elapsed, out.String())
+	webDiffsReport(t, out.String())
 	t.Logf("LLM requests: %s", rt.summary())
 
 	// A screenshot of each of the steps.
@@ -209,6 +210,31 @@ func webEditLines(name func(i int) string) string {
 		fmt.Fprintf(&b, "func %s() int { return %d }\n", name(i), i)
 	}
 	return b.String()
+}
+
+// webDiffsReport says which path the diffs took, from e2e.mjs's closing
+// summary ({"diffs":{"mode","injected","fromServer"}}).
+func webDiffsReport(t *testing.T, out string) {
+	var sum struct {
+		Diffs *struct {
+			Mode       string `json:"mode"`
+			Injected   int    `json:"injected"`
+			FromServer int    `json:"fromServer"`
+		} `json:"diffs"`
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if json.Unmarshal([]byte(line), &sum) == nil && sum.Diffs != nil {
+			break
+		}
+	}
+	switch {
+	case sum.Diffs == nil:
+		t.Errorf("e2e.mjs printed no diffs summary")
+	case sum.Diffs.Mode == "inject" && sum.Diffs.FromServer > 0:
+		t.Logf("diffs: the server sent %d itself: set webDiffs to \"server\"", sum.Diffs.FromServer)
+	default:
+		t.Logf("diffs: %s (%d frames filled in by inject.mjs)", sum.Diffs.Mode, sum.Diffs.Injected)
+	}
 }
 
 func webLongGoEdited() string {

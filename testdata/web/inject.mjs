@@ -14,30 +14,8 @@ export const seen = { injected: 0, fromServer: 0 };
 
 /** Routes the page's /ws through the injector; workdir resolves relative paths. */
 export async function injectDiffs(page, workdir) {
-  const byCall = new Map(); // toolCallId -> diff content (or null: not an edit)
-  const diffFor = (id, title, input) => {
-    if (byCall.has(id)) return byCall.get(id);
-    const d = computeDiff(title, input, workdir);
-    if (input !== undefined) byCall.set(id, d); // an update without arguments learns nothing
-    return d;
-  };
-  // Only live calls: a replayed one (session/load: in_progress first) ran
-  // long ago, and the file on disk says nothing of what it changed.
-  const fill = (tc, asking) => {
-    if (!tc || typeof tc !== "object") return false;
-    if (Array.isArray(tc.content) && tc.content.some((c) => c && c.type === "diff")) {
-      seen.fromServer++;
-      byCall.set(tc.toolCallId, tc.content.filter((c) => c.type === "diff"));
-      return false;
-    }
-    if (!byCall.has(tc.toolCallId) && !asking && tc.status !== "pending") return false;
-    const d = diffFor(tc.toolCallId, tc.title, tc.rawInput);
-    if (!d) return false;
-    tc.content = [...d, ...(Array.isArray(tc.content) ? tc.content : [])];
-    seen.injected++;
-    return true;
-  };
   await page.routeWebSocket(/\/ws(\?|$)/, (ws) => {
+    const fill = filler(workdir); // per connection: a reload replays, and replays get none
     const server = ws.connectToServer();
     ws.onMessage((m) => server.send(m));
     server.onMessage((m) => {
@@ -58,6 +36,33 @@ export async function injectDiffs(page, workdir) {
     ws.onClose((code, reason) => server.close({ code, reason }));
     server.onClose((code, reason) => ws.close({ code, reason }));
   });
+}
+
+// filler returns fill(toolCall, asking), which adds the diff content to a
+// tool call (or the toolCall of a permission request: asking) in place and
+// reports whether it did.
+function filler(workdir) {
+  const byCall = new Map(); // toolCallId -> diff content (or null: not an edit)
+  // Only live calls: a replayed one (session/load: in_progress first) ran
+  // long ago, and the file on disk says nothing of what it changed.
+  return (tc, asking) => {
+    if (!tc || typeof tc !== "object") return false;
+    if (Array.isArray(tc.content) && tc.content.some((c) => c && c.type === "diff")) {
+      seen.fromServer++;
+      byCall.set(tc.toolCallId, tc.content.filter((c) => c.type === "diff"));
+      return false;
+    }
+    if (!byCall.has(tc.toolCallId)) {
+      if (!asking && tc.status !== "pending") return false;
+      if (tc.rawInput === undefined) return false; // nothing to compute it from (yet)
+      byCall.set(tc.toolCallId, computeDiff(tc.title, tc.rawInput, workdir));
+    }
+    const d = byCall.get(tc.toolCallId);
+    if (!d) return false;
+    tc.content = [...d, ...(Array.isArray(tc.content) ? tc.content : [])];
+    seen.injected++;
+    return true;
+  };
 }
 
 function computeDiff(title, input, workdir) {

@@ -228,7 +228,13 @@ export async function editDiff() {
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.locator("dialog#permission button[data-option-kind=allow_once]").click();
   await waitFor("the edit_file tool card to complete", () => [...document.querySelectorAll("#messages [data-testid=tool-card]")].pop()?.dataset.status === "completed");
+  // The card shows fewer lines than the dialog, and the rest on demand.
+  await cardShowsDiff("func helper30() int { return 30 }");
+  const card = page.locator(lastToolCard);
+  expect((await card.locator(".tool-diffs .dl").count()) === 12, `the card's diff shows ${await card.locator(".tool-diffs .dl").count()} lines, want 12`);
+  await card.locator(".tool-diffs button.diff-more").click();
   await cardShowsDiff("func renamed30() int { return 30 }");
+  expect((await card.locator(".tool-diffs .dl").count()) === 39, "the card's diff does not show all 39 lines after Show all");
   await turnEnded();
   await page.locator(lastToolCard).scrollIntoViewIfNeeded(); // for the step's screenshot
   const after = readFileSync(file, "utf8");

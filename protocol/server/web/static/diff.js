@@ -6,7 +6,7 @@
 import { h } from './util.js';
 
 const CONTEXT = 3; // unchanged lines around a change
-const SHOWN = 24; // lines shown before "Show all"
+const SHOWN = 24; // lines shown before "Show all" (by default)
 
 function lines(text) {
   if (text === null || text === undefined || text === '') return [];
@@ -140,8 +140,11 @@ export function diffsOf(content) {
   return Array.isArray(content) ? content.filter((c) => c && c.type === 'diff' && typeof c.path === 'string') : [];
 }
 
-/** Renders one ACP diff as a bounded unified diff; base shortens its path. */
-export function renderDiff(d, base = '') {
+/**
+ * Renders one ACP diff as a unified diff of at most shown lines until
+ * "Show all"; base shortens its path.
+ */
+export function renderDiff(d, base = '', shown = SHOWN) {
   const isNew = d.oldText === null || d.oldText === undefined;
   const ops = diffLines(isNew ? null : d.oldText, d.newText ?? '');
   const added = ops.filter((o) => o.op === '+').length;
@@ -167,8 +170,8 @@ export function renderDiff(d, base = '') {
   body);
   if (!rows.length) body.append(h('div', { class: 'diff-none', text: 'No changes' }));
   const show = (n) => body.replaceChildren(...rows.slice(0, n).map((r) => row(r, isNew)));
-  show(SHOWN);
-  if (rows.length > SHOWN) {
+  show(shown);
+  if (rows.length > shown) {
     const more = h('button', { type: 'button', class: 'diff-more', 'aria-expanded': 'false' });
     const label = (open) => {
       more.textContent = open ? 'Show less' : `Show all ${rows.length} lines`;
@@ -177,7 +180,7 @@ export function renderDiff(d, base = '') {
     };
     more.addEventListener('click', () => {
       const open = el.dataset.expanded !== 'true';
-      show(open ? rows.length : SHOWN);
+      show(open ? rows.length : shown);
       label(open);
     });
     label(false);

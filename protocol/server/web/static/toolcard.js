@@ -6,6 +6,7 @@ import { h, pretty } from './util.js';
 import { diffsOf, renderDiff } from './diff.js';
 
 const STATUSES = new Set(['pending', 'in_progress', 'completed', 'failed']);
+const DIFF_LINES = 12; // a card's diff before "Show all": the log stays readable
 
 /** A new, empty card for the tool call id; replay marks a stored call (no duration). */
 export function newCard(id, replay) {
@@ -37,7 +38,7 @@ export function updateCard(card, u, base) {
   // the card still says what changed once the call is done.
   const diffs = diffsOf(u.content);
   if (diffs.length) {
-    card.diffs.replaceChildren(...diffs.map((d) => renderDiff(d, base)));
+    card.diffs.replaceChildren(...diffs.map((d) => renderDiff(d, base, DIFF_LINES)));
     card.hasDiff = true;
   }
   card.diffs.hidden = !card.hasDiff;
