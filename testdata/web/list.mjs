@@ -21,6 +21,9 @@ if (!url || !outdir) {
 const TOTAL = Number(process.env.OPENHEIM_E2E_SESSIONS || 3000);
 const BOUND = Number(process.env.OPENHEIM_E2E_FIRST_SCREEN_MS || 300);
 const LOADS = 5; // page loads measured; the median is held to BOUND
+// From navigation, the page's own files and /api/config come first: a
+// loose bound, which the whole list at once (3.4 s here) did not meet.
+const LOAD_BOUND = 2000;
 const ITEMS = "#sessions [data-testid=session-item]";
 
 const page = await start({ url, outdir });
@@ -61,6 +64,7 @@ await step("first-screen", async () => {
     + ` (median ${median(timings.fromRequestMs)}; of which the answer ${JSON.stringify(timings.responseMs)}), from navigation ${JSON.stringify(timings.fromLoadMs)} ms`
     + ` (median ${median(timings.fromLoadMs)}), first item painted (observer) ${JSON.stringify(timings.observedMs)} ms`);
   expect(median(timings.fromRequestMs) < BOUND, `the first screen took ${median(timings.fromRequestMs)} ms (median) from the list request, want < ${BOUND}`);
+  expect(median(timings.fromLoadMs) < LOAD_BOUND, `the first screen took ${median(timings.fromLoadMs)} ms (median) from navigation, want < ${LOAD_BOUND}`);
   // One page of sessions is in the DOM, not the whole history.
   const n = await page.locator(ITEMS).count();
   expect(n > 0 && n <= 140, `${n} sessions rendered at first, want a page or two (40, then 100 as it scrolls)`);
