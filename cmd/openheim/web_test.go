@@ -230,10 +230,12 @@ func webDiffsReport(t *testing.T, out string) {
 	switch {
 	case sum.Diffs == nil:
 		t.Errorf("e2e.mjs printed no diffs summary")
+	case sum.Diffs.Mode == "server" && (sum.Diffs.FromServer == 0 || sum.Diffs.Injected > 0):
+		t.Errorf("diffs: %+v; want every one from the server", *sum.Diffs)
 	case sum.Diffs.Mode == "inject" && sum.Diffs.FromServer > 0:
 		t.Logf("diffs: the server sent %d itself: set webDiffs to \"server\"", sum.Diffs.FromServer)
 	default:
-		t.Logf("diffs: %s (%d frames filled in by inject.mjs)", sum.Diffs.Mode, sum.Diffs.Injected)
+		t.Logf("diffs: %s (%d frames filled in by inject.mjs, %d carried the server's)", sum.Diffs.Mode, sum.Diffs.Injected, sum.Diffs.FromServer)
 	}
 }
 

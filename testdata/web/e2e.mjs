@@ -40,7 +40,7 @@ if (diffs !== "server" && diffs !== "inject") {
 
 const page = await start({ url, outdir });
 t.workdir = workdir;
-if (diffs === "inject") await injectDiffs(page, workdir);
+await injectDiffs(page, workdir, diffs === "inject");
 log(`diffs of edit tool calls: ${diffs === "inject" ? "injected by inject.mjs on /ws" : "from the server"}`);
 
 await step("load", chat.load);
@@ -59,6 +59,5 @@ await step("new-session", more.newSession);
 await step("search-rename", more.searchRename);
 await step("delete", more.remove);
 
-// "inject" reports how many frames it filled, and how many carried the
-// server's own diffs.
+// How many frames inject.mjs filled, and how many carried the server's own diffs.
 await finish({ diffs: { mode: diffs, ...seen } });

@@ -6,16 +6,20 @@
 //   content: [{type: "diff", path (absolute), oldText (null: a new file), newText}]
 // computed from the call's arguments and the file on disk when the call is
 // first seen (before it runs). Frames that already carry a diff pass as
-// they are, and are counted: the report says which path the test took.
+// they are, and are counted: the report says which path the test took
+// (with OPENHEIM_E2E_DIFFS=server it only counts them).
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 
 export const seen = { injected: 0, fromServer: 0 };
 
-/** Routes the page's /ws through the injector; workdir resolves relative paths. */
-export async function injectDiffs(page, workdir) {
+/**
+ * Routes the page's /ws through the injector; workdir resolves relative
+ * paths. With inject false it only counts the server's own diffs.
+ */
+export async function injectDiffs(page, workdir, inject = true) {
   await page.routeWebSocket(/\/ws(\?|$)/, (ws) => {
-    const fill = filler(workdir); // per connection: a reload replays, and replays get none
+    const fill = filler(workdir, inject); // per connection: a reload replays, and replays get none
     const server = ws.connectToServer();
     ws.onMessage((m) => server.send(m));
     server.onMessage((m) => {
@@ -41,7 +45,7 @@ export async function injectDiffs(page, workdir) {
 // filler returns fill(toolCall, asking), which adds the diff content to a
 // tool call (or the toolCall of a permission request: asking) in place and
 // reports whether it did.
-function filler(workdir) {
+function filler(workdir, inject) {
   const byCall = new Map(); // toolCallId -> diff content (or null: not an edit)
   // Only live calls: a replayed one (session/load: in_progress first) ran
   // long ago, and the file on disk says nothing of what it changed.
@@ -52,6 +56,7 @@ function filler(workdir) {
       byCall.set(tc.toolCallId, tc.content.filter((c) => c.type === "diff"));
       return false;
     }
+    if (!inject) return false;
     if (!byCall.has(tc.toolCallId)) {
       if (!asking && tc.status !== "pending") return false;
       if (tc.rawInput === undefined) return false; // nothing to compute it from (yet)
