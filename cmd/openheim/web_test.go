@@ -27,7 +27,9 @@ const chromiumPath = "/usr/bin/chromium"
 // headless Chromium (testdata/web/e2e.mjs, through playwright-core) and uses
 // it as a person would: load (from the address serve printed, the token
 // after "#"), a prompt whose tool call and markdown answer
-// render, a write that asks for permission, stop during a hanging stream,
+// render, the working bar while the model is slow to answer and while tools
+// run, a write and an edit that ask for permission showing their diffs (in
+// the dialog and then in the tool card), stop during a hanging stream,
 // the file tree following a file made on disk, replay of the session after
 // a reload, and a phone-sized viewport. Each step saves a screenshot in
 // $OPENHEIM_WEB_SHOTS (a temporary folder when unset). Console errors and
@@ -46,6 +48,7 @@ func TestWebClient(t *testing.T) {
 	for name, content := range map[string]string{
 		filepath.Join(work, "notes.md"):        "# Notes\n\nA file for the tree.\n",
 		filepath.Join(work, "src", "main.go"):  "package main\n\nfunc main() {}\n",
+		filepath.Join(work, "src", "long.go"):  webLongGo(func(i int) string { return fmt.Sprintf("helper%02d", i) }),
 		filepath.Join(dir, "skills", "go.md"):  "Use go vet before you finish.\n",
 		filepath.Join(dir, "skills", "web.md"): "Keep pages small.\n",
 	} {
@@ -89,7 +92,7 @@ command = %q
 	// The address serve printed, token after "#", as a person would open it.
 	cmd := exec.CommandContext(ctx, node, filepath.Join(webDir, "e2e.mjs"), srv.web, work, shots)
 	cmd.Dir = webDir
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromiumPath)
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromiumPath, "OPENHEIM_E2E_DIFFS="+webDiffs)
 	// Chromium runs in node's process group: a timeout kills them all.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -106,6 +109,7 @@ command = %q
 		t.Fatalf("e2e.mjs: %v\n%s\nLLM requests: %s\nserver stderr:\n%s", err, out.String(), rt.summary(), srv.stderr())
 	}
 	t.Logf("e2e.mjs passed in %s:\n%s", elapsed, out.String())
+	webDiffsReport(t, out.String())
 	t.Logf("LLM requests: %s", rt.summary())
 
 	// A screenshot of each of the steps.
@@ -119,7 +123,10 @@ command = %q
 	if !rt.saw("list-result", "notes.md") {
 		t.Errorf("the model never got the list_dir result naming notes.md: %s", rt.summary())
 	}
-	for _, kind := range []string{"list", "write", "stop"} {
+	if data, err := os.ReadFile(filepath.Join(work, "src", "long.go")); err != nil || string(data) != webLongGoEdited() {
+		t.Errorf("src/long.go after the allowed edit:\n%s %v", data, err)
+	}
+	for _, kind := range []string{"list", "slow", "write", "edit", "stop"} {
 		if !rt.saw(kind, "") {
 			t.Errorf("the model never got the %q prompt: %s", kind, rt.summary())
 		}
@@ -176,11 +183,77 @@ const (
 	webWriteContent = "hello from the browser\n"
 )
 
+// webDiffs is where the diffs of edit tool calls in the web client come
+// from (OPENHEIM_E2E_DIFFS of e2e.mjs): "inject" while the server sends no
+// ACP diff content for its own edit tools (testdata/web/inject.mjs adds it
+// on the page's /ws), "server" once it does.
+const webDiffs = "inject"
+
+// webLongGo is src/long.go, whose 60 functions are named by name(i): the
+// edit step's edit_file renames helper30..helper45 to renamed30..renamed45,
+// a change of 16 lines in the middle of the file (a diff longer than the
+// web client shows before "Show all").
+func webLongGo(name func(i int) string) string {
+	var b strings.Builder
+	b.WriteString("package main\n\n// long.go: a file for the edit step's diff.\n\n")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&b, "func %s() int { return %d }\n", name(i), i)
+	}
+	return b.String()
+}
+
+// webEditLines are long.go's lines 34 to 49 (helper30..helper45), as
+// rename(i) names them.
+func webEditLines(name func(i int) string) string {
+	var b strings.Builder
+	for i := 30; i <= 45; i++ {
+		fmt.Fprintf(&b, "func %s() int { return %d }\n", name(i), i)
+	}
+	return b.String()
+}
+
+// webDiffsReport says which path the diffs took, from e2e.mjs's closing
+// summary ({"diffs":{"mode","injected","fromServer"}}).
+func webDiffsReport(t *testing.T, out string) {
+	var sum struct {
+		Diffs *struct {
+			Mode       string `json:"mode"`
+			Injected   int    `json:"injected"`
+			FromServer int    `json:"fromServer"`
+		} `json:"diffs"`
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if json.Unmarshal([]byte(line), &sum) == nil && sum.Diffs != nil {
+			break
+		}
+	}
+	switch {
+	case sum.Diffs == nil:
+		t.Errorf("e2e.mjs printed no diffs summary")
+	case sum.Diffs.Mode == "server" && (sum.Diffs.FromServer == 0 || sum.Diffs.Injected > 0):
+		t.Errorf("diffs: %+v; want every one from the server", *sum.Diffs)
+	case sum.Diffs.Mode == "inject" && sum.Diffs.FromServer > 0:
+		t.Logf("diffs: the server sent %d itself: set webDiffs to \"server\"", sum.Diffs.FromServer)
+	default:
+		t.Logf("diffs: %s (%d frames filled in by inject.mjs, %d carried the server's)", sum.Diffs.Mode, sum.Diffs.Injected, sum.Diffs.FromServer)
+	}
+}
+
+func webLongGoEdited() string {
+	return webLongGo(func(i int) string {
+		if i >= 30 && i <= 45 {
+			return fmt.Sprintf("renamed%02d", i)
+		}
+		return fmt.Sprintf("helper%02d", i)
+	})
+}
+
 // webLLM stands in front of the fake LLM and picks each request's reply by
 // what it asks, so the script does not depend on how many requests the web
-// client's steps make: the prompts of e2e.mjs carry markers ([e2e:list],
-// [e2e:write], [e2e:stop]), and a request that ends with a tool result gets
+// client's steps make: the prompts of e2e.mjs carry markers ([e2e:list]
+// and the like), and a request that ends with a tool result gets
 // the answer that follows that tool call. Anything else is answered "ok".
+// The markers: list, slow, write, edit, stop.
 type webLLM struct {
 	fake *llmtest.Server
 	base string // the fake's URL without /v1
@@ -190,7 +263,7 @@ type webLLM struct {
 }
 
 type webSeen struct {
-	kind string // list, write, stop, list-result, write-result, other
+	kind string // list, slow, write, edit, stop, list-result, write-result, edit-result, other
 	raw  string
 }
 
@@ -218,6 +291,16 @@ func (w *webLLM) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		reply = llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call-write", Name: "write_file", Arguments: string(args)}}}
 	case "write-result":
 		reply = llmtest.Reply{Text: []string{"Wrote ", webWriteFile, "."}}
+	case "slow":
+		// Long enough before the first token for the page's working bar to be seen.
+		reply = llmtest.Reply{Text: []string{"Here is ", "the slow answer."}, DelayMs: 2500}
+	case "edit":
+		helper := func(i int) string { return fmt.Sprintf("helper%02d", i) }
+		renamed := func(i int) string { return fmt.Sprintf("renamed%02d", i) }
+		args, _ := json.Marshal(map[string]string{"path": "src/long.go", "old_string": webEditLines(helper), "new_string": webEditLines(renamed)})
+		reply = llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call-edit", Name: "edit_file", Arguments: string(args)}}}
+	case "edit-result":
+		reply = llmtest.Reply{Text: []string{"Renamed the helpers."}}
 	case "stop":
 		reply = llmtest.Reply{Text: []string{"Thinking it over", " for a long time..."}, Hang: true}
 	default:
@@ -283,10 +366,12 @@ func webRequestKind(raw []byte) string {
 			return "list-result"
 		case "call-write":
 			return "write-result"
+		case "call-edit":
+			return "edit-result"
 		}
 	case "user":
 		text := string(last.Content) // a string or an array of parts: the markers are plain ASCII either way
-		for _, k := range []string{"list", "write", "stop"} {
+		for _, k := range []string{"list", "slow", "write", "edit", "stop"} {
 			if strings.Contains(text, "[e2e:"+k+"]") {
 				return k
 			}

@@ -46,6 +46,7 @@ const (
 	errInvalidSessionID = "invalid session id"
 	errSessionNotFound  = "session not found"
 	errInvalidLimit     = "invalid limit"
+	errInvalidOffset    = "invalid offset"
 	errInvalidCwd       = "invalid cwd"
 	errInternal         = "internal error"
 )

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,21 +17,23 @@ import (
 )
 
 // listSessions serves GET /api/sessions: ConversationMeta[] newest first.
-// ?limit=N (a positive integer) caps the list; ?cwd=/abs keeps the sessions
-// whose cwd is exactly that path.
+// ?limit=N (a positive integer) caps the list; ?offset=N skips the first N
+// (a page: offset=100&limit=100 is the second of 100); ?cwd=/abs keeps the
+// sessions whose cwd is exactly that path.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit := 0
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, errInvalidLimit)
-			return
-		}
-		limit = n
+	limit, ok := count(q, "limit", 1)
+	if !ok {
+		writeError(w, http.StatusBadRequest, errInvalidLimit)
+		return
+	}
+	offset, ok := count(q, "offset", 0)
+	if !ok {
+		writeError(w, http.StatusBadRequest, errInvalidOffset)
+		return
 	}
 	if text := strings.TrimSpace(q.Get("q")); text != "" {
-		s.searchSessions(w, r, text, limit)
+		s.searchSessions(w, r, text, offset, limit)
 		return
 	}
 	cwd := q.Get("cwd")
@@ -38,7 +41,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errInvalidCwd)
 		return
 	}
-	metas, err := s.sessions(limit, cwd)
+	metas, err := s.sessions(offset, limit, cwd)
 	if err != nil {
 		internalError(w, r, "listing sessions", err)
 		return
@@ -46,18 +49,35 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, metas)
 }
 
-// sessions lists metas newest first, never nil. When the list is narrowed
-// (limit or cwd) the catalog, if set, picks the ids and their order from
-// the index, so only those metas are read; the metas themselves always come
-// from the store, the source of truth. The whole list reads every meta
-// either way, and the store alone does that faster (BenchmarkListSessions).
-// When the index cannot answer, the store is listed instead: slower, same
-// answer.
-func (s *Server) sessions(limit int, cwd string) ([]session.Meta, error) {
+// count reads the integer parameter name, at least least; 0 and ok when it
+// is absent. Values past maxCount mean the same as maxCount, so offset +
+// limit cannot overflow.
+func count(q url.Values, name string, least int) (int, bool) {
+	if !q.Has(name) {
+		return 0, true
+	}
+	n, err := strconv.Atoi(q.Get(name))
+	return min(n, maxCount), err == nil && n >= least
+}
+
+const maxCount = 1 << 30
+
+// sessions lists metas newest first, never nil, from offset on. When the
+// list is narrowed (limit or cwd) the catalog, if set, picks the ids and
+// their order from the index, so only the page's metas are read; the metas
+// themselves always come from the store, the source of truth. The whole
+// list reads every meta either way, and the store alone does that faster
+// (BenchmarkListSessions). When the index cannot answer, the store is
+// listed instead: slower, same answer.
+func (s *Server) sessions(offset, limit int, cwd string) ([]session.Meta, error) {
 	if s.Catalog != nil && (limit > 0 || cwd != "") {
-		docs, err := s.Catalog.List(history.Filter{Cwd: cwd, Limit: limit})
+		f := history.Filter{Cwd: cwd}
+		if limit > 0 {
+			f.Limit = offset + limit
+		}
+		docs, err := s.Catalog.List(f)
 		if err == nil {
-			return s.loadMetas(docs, cwd), nil
+			return s.loadMetas(docs[min(offset, len(docs)):], cwd), nil
 		}
 		slog.Warn("rest: session index unavailable; listing from the store", "err", err)
 	}
@@ -66,8 +86,13 @@ func (s *Server) sessions(limit int, cwd string) ([]session.Meta, error) {
 		return nil, err
 	}
 	out := make([]session.Meta, 0, len(all))
+	skip := offset
 	for _, m := range all {
 		if cwd != "" && deref(m.Cwd) != cwd {
+			continue
+		}
+		if skip > 0 {
+			skip--
 			continue
 		}
 		out = append(out, normalize(m))

@@ -15,12 +15,26 @@ import (
 // openheim's additions to seed 000's read-only session routes, for the
 // built-in web client: full-text search (?q=), rename and delete.
 
-// maxSearch caps a search's sessions.
-const maxSearch = 50
+// maxSearch caps a search's page; maxSearchDepth how far offset may page
+// into the ranking (each page ranks everything before it again).
+const (
+	maxSearch      = 50
+	maxSearchDepth = 1000
+)
+
+// searchResult is a session found by ?q=: its meta and the text that
+// matched (the best-matching message around the first query word, or the
+// title when only the title matched).
+type searchResult struct {
+	session.Meta
+	Snippet string `json:"snippet"`
+}
 
 // searchSessions answers GET /api/sessions?q=TEXT: the sessions whose
-// title or messages match, best first, through the sessions index.
-func (s *Server) searchSessions(w http.ResponseWriter, r *http.Request, q string, limit int) {
+// title or messages match, best first, through the sessions index, each
+// with its snippet. The index returns the snippet's message number, so the
+// snippet costs one message read per result.
+func (s *Server) searchSessions(w http.ResponseWriter, r *http.Request, q string, offset, limit int) {
 	if s.Catalog == nil {
 		writeError(w, http.StatusServiceUnavailable, "search is not available")
 		return
@@ -28,15 +42,19 @@ func (s *Server) searchSessions(w http.ResponseWriter, r *http.Request, q string
 	if limit <= 0 || limit > maxSearch {
 		limit = maxSearch
 	}
-	hits, err := s.Catalog.Search(q, limit)
+	out := []searchResult{}
+	if offset >= maxSearchDepth {
+		writeJSON(w, r, http.StatusOK, out)
+		return
+	}
+	hits, err := s.Catalog.Search(q, min(offset+limit, maxSearchDepth))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid query: "+err.Error())
 		return
 	}
-	out := []session.Meta{}
-	for _, h := range hits {
+	for _, h := range hits[min(offset, len(hits)):] {
 		if m, err := s.Engine.Store.LoadMeta(h.Session.ID); err == nil {
-			out = append(out, normalize(*m))
+			out = append(out, searchResult{Meta: normalize(*m), Snippet: h.Snippet})
 		}
 	}
 	writeJSON(w, r, http.StatusOK, out)

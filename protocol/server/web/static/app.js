@@ -10,6 +10,7 @@ import { Permissions } from './permission.js';
 import { Sessions } from './sessions.js';
 import { Workspace } from './workspace.js';
 import { loadTools } from './tools.js';
+import { Working } from './working.js';
 
 adoptURLToken();
 
@@ -37,7 +38,13 @@ const conn = new Connection(wsURL, {
   onOpen: () => onOpen(),
   onNotification: (msg) => { if (msg.method === 'session/update') conv.onUpdate(msg.params); },
   onRequest: (msg) => {
-    if (msg.method === 'session/request_permission') return perms.ask(msg.params);
+    if (msg.method === 'session/request_permission') {
+      // Its toolCall is an update of the call (ACP ToolCallUpdate): the card
+      // shows what the dialog shows, diffs included.
+      const tc = msg.params?.toolCall;
+      if (tc?.toolCallId) conv.onUpdate({ sessionId: msg.params.sessionId, update: { ...tc, sessionUpdate: 'tool_call_update' } });
+      return perms.ask(msg.params);
+    }
     throw Object.assign(new Error(`Method not found: ${msg.method}`), { code: -32601 });
   },
   onFs: (data) => workspace.onFs(data),
@@ -50,8 +57,10 @@ const conn = new Connection(wsURL, {
   beforeRetry: () => api('/healthz'),
 });
 
-const perms = new Permissions();
+const working = new Working();
+const perms = new Permissions({ base: () => conv.cwd || workDir, onAsk: (title) => working.permission(title) });
 const conv = new Conversation(conn, {
+  onActivity: (state, detail) => working.set(state, detail),
   workDir: () => workDir,
   onState: () => composer.update(),
   onSession: (res) => composer.applySession(res),
@@ -181,6 +190,8 @@ function applyTheme(config) {
 async function start() {
   layoutDefaults();
   showView('workspace', false);
+  // The list first: it is the first thing to see, and needs nothing else.
+  listed = sessions.refresh();
   try {
     const config = await api('/api/config');
     applyTheme(config);
@@ -189,9 +200,9 @@ async function start() {
   } catch (err) {
     toast(`Could not load the configuration: ${errorText(err)}`);
   }
-  listed = sessions.refresh();
-  loadTools();
   conn.connect();
+  // The tools view is hidden at first: its lists can wait for the sessions.
+  listed.finally(() => loadTools());
 }
 
 start();

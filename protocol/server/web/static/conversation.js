@@ -1,14 +1,17 @@
 // The conversation log: the open session's ACP updates rendered as
 // messages, thinking and tool cards; session/load, session/new, prompts.
 
-import { $, h, errorText, pretty } from './util.js';
+import { $, h, errorText } from './util.js';
 import { renderMarkdown } from './markdown.js';
+import { newCard, updateCard, active } from './toolcard.js';
 
 const IMAGE_MIME = /^image\/[\w.+-]+$/;
-const STATUSES = new Set(['pending', 'in_progress', 'completed', 'failed']);
 
 export class Conversation {
-  /** opts: onTurnEnd(sessionId), onInfo(sessionId), onState(), onSession(result), workDir() */
+  /**
+   * opts: onTurnEnd(sessionId), onInfo(sessionId), onState(), onSession(result), workDir(),
+   * onActivity(state, detail): what the open session's running turn does (working.js).
+   */
   constructor(conn, opts) {
     this.conn = conn;
     this.opts = opts;
@@ -21,6 +24,7 @@ export class Conversation {
     this.dirty = new Set();
     this.renderTimer = null;
     this.cards = new Map();
+    this.runningTools = new Map(); // toolCallId -> title, of the calls that run now
     this.tail = null;
     this.log.addEventListener('click', (e) => this.copy(e));
   }
@@ -31,7 +35,9 @@ export class Conversation {
     this.flush();
     this.log.replaceChildren();
     this.cards.clear();
+    this.runningTools.clear();
     this.tail = null;
+    this.activity(this.isRunning ? 'waiting' : 'idle');
     $('#usage').textContent = '';
     $('#empty-state').hidden = !!this.sessionId;
   }
@@ -112,6 +118,7 @@ export class Conversation {
     this.user(blocks);
     this.scrollEnd(true);
     this.running.add(id);
+    this.activity('waiting');
     this.opts.onState();
     try {
       const res = await this.conn.request('session/prompt', { sessionId: id, prompt: blocks });
@@ -126,6 +133,10 @@ export class Conversation {
       }
     } finally {
       this.running.delete(id);
+      if (id === this.sessionId) {
+        this.runningTools.clear();
+        this.activity('idle');
+      }
       this.flush();
       this.opts.onState();
       this.opts.onTurnEnd(id);
@@ -147,8 +158,8 @@ export class Conversation {
     const stick = this.nearEnd();
     switch (u.sessionUpdate) {
       case 'user_message_chunk': this.userChunk(u.content); break;
-      case 'agent_message_chunk': this.agentChunk(u.content); break;
-      case 'agent_thought_chunk': this.thoughtChunk(u.content); break;
+      case 'agent_message_chunk': this.agentChunk(u.content); this.activity('streaming'); break;
+      case 'agent_thought_chunk': this.thoughtChunk(u.content); this.activity('thinking'); break;
       case 'tool_call': this.toolCall(u); break;
       case 'tool_call_update': this.toolCall(u); break;
       case 'plan': this.plan(u.entries || []); break;
@@ -244,36 +255,26 @@ export class Conversation {
   toolCall(u) {
     let card = this.cards.get(u.toolCallId);
     if (!card) {
-      const title = h('span', { class: 'tool-title' });
-      const kind = h('span', { class: 'tool-kind' });
-      const status = h('span', { class: 'tool-status' });
-      const duration = h('span', { class: 'tool-duration' });
-      const input = h('pre', { class: 'tool-input' });
-      const output = h('pre', { class: 'tool-output' });
-      const el = h('div', { class: 'tool-card', 'data-testid': 'tool-card', dataset: { status: 'pending', kind: 'other' } },
-        h('div', { class: 'tool-head' }, h('span', { class: 'tool-icon', 'aria-hidden': 'true' }), title, kind, status, duration),
-        h('details', { class: 'tool-details' }, h('summary', { text: 'Details' }),
-          h('div', { class: 'tool-label', text: 'Input' }), input,
-          h('div', { class: 'tool-label', text: 'Output' }), output));
-      card = { el, title, kind, status, duration, input, output, start: performance.now(), replay: this.loading };
+      card = newCard(u.toolCallId, this.loading);
       this.cards.set(u.toolCallId, card);
-      el.dataset.toolCallId = u.toolCallId || '';
-      title.textContent = 'tool';
-      this.add(el);
+      this.add(card.el);
     }
-    if (u.title) card.title.textContent = u.title;
-    if (u.kind) card.el.dataset.kind = u.kind;
-    card.kind.textContent = card.el.dataset.kind;
-    if (u.rawInput !== undefined) card.input.textContent = pretty(u.rawInput);
-    const out = u.rawOutput !== undefined ? pretty(u.rawOutput) : toolContentText(u.content);
-    if (out) card.output.textContent = out;
-    const st = STATUSES.has(u.status) ? u.status : card.el.dataset.status;
-    card.el.dataset.status = st;
-    card.status.textContent = st.replace('_', ' ');
-    if ((st === 'completed' || st === 'failed') && !card.done) {
-      card.done = true;
-      if (!card.replay) card.duration.textContent = `${((performance.now() - card.start) / 1000).toFixed(1)} s`;
+    updateCard(card, u, this.cwd || this.opts.workDir());
+    if (active(card.el.dataset.status)) this.runningTools.set(u.toolCallId, card.title.textContent);
+    else this.runningTools.delete(u.toolCallId);
+    // After the last tool, the model reads the results: waiting again.
+    if (this.runningTools.size) {
+      const n = this.runningTools.size;
+      this.activity('tool', n === 1 ? [...this.runningTools.values()][0] : `${n} tools`);
+    } else {
+      this.activity('waiting');
     }
+  }
+
+  /** Reports what the open session's own running turn does (nothing when it runs none). */
+  activity(state, detail = '') {
+    if (state !== 'idle' && !this.isRunning) return;
+    this.opts.onActivity?.(state, detail);
   }
 
   plan(entries) {
@@ -313,10 +314,4 @@ export class Conversation {
     }
     setTimeout(() => { btn.textContent = 'Copy'; }, 1500);
   }
-}
-
-function toolContentText(content) {
-  if (!Array.isArray(content)) return '';
-  return content.map((c) => (c?.content?.type === 'text' ? c.content.text : c?.type === 'diff' ? `diff ${c.path}` : ''))
-    .filter(Boolean).join('\n');
 }

@@ -1,10 +1,15 @@
 // session/request_permission: the agent asks before a tool runs. One
 // request is shown at a time in dialog#permission; Escape rejects once.
+// A call whose content holds diffs shows them (what the edit will do)
+// instead of its raw JSON arguments.
 
 import { $, h, pretty } from './util.js';
+import { diffsOf, renderDiff } from './diff.js';
 
 export class Permissions {
-  constructor() {
+  /** opts: base() shortens diff paths; onAsk(title | null) while a question is shown. */
+  constructor(opts = {}) {
+    this.opts = opts;
     this.dlg = $('#permission');
     this.queue = [];
     this.current = null;
@@ -24,6 +29,7 @@ export class Permissions {
 
   next() {
     this.current = this.queue.shift() || null;
+    this.opts.onAsk?.(this.current ? (this.current.params.toolCall?.title || 'a tool') : null);
     if (!this.current) {
       if (this.dlg.open) this.dlg.close();
       return;
@@ -32,7 +38,11 @@ export class Permissions {
     $('#permission-tool').textContent = toolCall.title || 'a tool';
     $('#permission-kind').textContent = toolCall.kind || '';
     $('#permission-kind').hidden = !toolCall.kind;
-    const input = pretty(toolCall.rawInput);
+    const diffs = diffsOf(toolCall.content);
+    $('#permission-diff').replaceChildren(...diffs.map((d) => renderDiff(d, this.opts.base?.() || '')));
+    $('#permission-diff').hidden = !diffs.length;
+    this.dlg.classList.toggle('wide', diffs.length > 0);
+    const input = diffs.length ? '' : pretty(toolCall.rawInput);
     $('#permission-input').textContent = input;
     $('#permission-input').hidden = !input;
     const buttons = options.map((o) => h('button', {
@@ -74,6 +84,7 @@ export class Permissions {
     this.queue = [];
     if (this.current) this.current.resolve({ outcome: { outcome: 'cancelled' } });
     this.current = null;
+    this.opts.onAsk?.(null);
     if (this.dlg.open) this.dlg.close();
   }
 }

@@ -1,8 +1,15 @@
-// The sessions sidebar: list and search (REST), open (ACP session/load),
-// rename and delete (REST), and the new-session form (ACP session/new).
+// The sessions sidebar: list (REST, a page at a time as it scrolls, under
+// date groups) and search (REST ?q=, with the text that matched), open
+// (ACP session/load), rename and delete (REST), and the new-session form
+// (ACP session/new).
 
-import { $, h, debounce, relTime, toast, errorText } from './util.js';
+import { $, h, debounce, toast, errorText } from './util.js';
 import { api } from './api.js';
+import { dateGroup, group, item, retime } from './sessionlist.js';
+
+const FIRST = 40; // sessions of the first request: a tall screen's worth, fast to paint
+const PAGE = 100; // sessions of each later request, as the list scrolls
+const SEARCH_LIMIT = 50;
 
 export class Sessions {
   /** opts: onOpened() after the user opened or created a session. */
@@ -13,9 +20,21 @@ export class Sessions {
     this.search = $('#session-search');
     this.form = $('#new-session-form');
     this.items = [];
+    this.mode = 'list'; // or 'search': what this.items holds
+    this.more = false; // the server may hold more sessions than loaded
+    this.loadingMore = false;
     this.seq = 0;
+    this.painted = false;
     this.models = null;
     this.skills = [];
+    this.groups = [];
+    this.day = new Date().toDateString();
+    this.sentinel = h('li', { class: 's-more' },
+      h('button', { type: 'button', class: 'link', text: 'Show more sessions', onclick: () => this.loadMore() }));
+    // The next page loads before the end of the list scrolls into view.
+    this.observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) this.loadMore();
+    }, { root: this.list, rootMargin: '600px 0px' });
 
     this.search.addEventListener('input', debounce(() => this.refresh(), 250));
     this.search.addEventListener('keydown', (e) => {
@@ -27,7 +46,7 @@ export class Sessions {
     $('#new-session-cancel').addEventListener('click', () => this.toggleForm(false));
     this.form.addEventListener('submit', (e) => { e.preventDefault(); this.create(); });
     this.form.addEventListener('keydown', (e) => { if (e.key === 'Escape') this.toggleForm(false); });
-    setInterval(() => this.render(), 60_000);
+    setInterval(() => this.tick(), 60_000);
   }
 
   /** Takes the models and skills of initialize's _meta (REST is the fallback). */
@@ -92,49 +111,108 @@ export class Sessions {
     }
   }
 
-  /** Reloads the list (searching when the box has text). */
+  get query() { return this.search.value.trim(); }
+
+  /**
+   * Reloads the list: the search results when the box has text, else the
+   * first page, merged into what was loaded so the pages below stay.
+   */
   async refresh() {
     const seq = ++this.seq;
-    const q = this.search.value.trim();
+    const q = this.query;
+    const first = !this.painted;
+    if (first) performance.mark('openheim:sessions-request');
     try {
-      const list = await api(q ? `/api/sessions?q=${encodeURIComponent(q)}` : '/api/sessions');
+      const page = await api(q ? `/api/sessions?q=${encodeURIComponent(q)}&limit=${SEARCH_LIMIT}` : `/api/sessions?limit=${FIRST}`);
+      if (first) performance.mark('openheim:sessions-response');
       if (seq !== this.seq) return;
-      this.items = Array.isArray(list) ? list : [];
+      const list = Array.isArray(page) ? page : [];
+      this.items = q || this.mode === 'search' ? list : merge(list, this.items);
+      this.more = !q && list.length === FIRST && (this.more || this.items.length === list.length);
+      this.mode = q ? 'search' : 'list';
     } catch (err) {
       if (seq !== this.seq) return;
       toast(`Could not list the sessions: ${errorText(err)}`);
     }
     this.render();
+    if (first) {
+      this.painted = true;
+      // The frame after this one's callback is painted: mark it for the
+      // timing of the first screen (the web client's browser test reads it).
+      requestAnimationFrame(() => setTimeout(() => {
+        performance.mark('openheim:sessions-painted');
+        performance.measure('openheim:sessions-first-paint', 'openheim:sessions-request', 'openheim:sessions-painted');
+      }));
+    }
+  }
+
+  /** Loads the next page of the list and appends it. */
+  async loadMore() {
+    if (!this.more || this.loadingMore || this.mode !== 'list') return;
+    this.loadingMore = true;
+    const seq = this.seq;
+    try {
+      const page = await api(`/api/sessions?limit=${PAGE}&offset=${this.items.length}`);
+      if (seq !== this.seq) return;
+      const list = Array.isArray(page) ? page : [];
+      const have = new Set(this.items.map((s) => s.id));
+      const fresh = list.filter((s) => !have.has(s.id));
+      this.items.push(...fresh);
+      this.more = list.length === PAGE;
+      this.append(fresh);
+    } catch (err) {
+      toast(`Could not list more sessions: ${errorText(err)}`);
+    } finally {
+      this.loadingMore = false;
+    }
   }
 
   render() {
-    const q = this.search.value.trim();
+    const q = this.mode === 'search' ? this.query : '';
+    this.observer.disconnect();
+    this.groups = [];
+    this.day = new Date().toDateString();
     if (!this.items.length) {
       this.list.replaceChildren(h('li', { class: 'empty', text: q ? 'No matching sessions' : 'No sessions yet' }));
       return;
     }
     const focused = document.activeElement?.closest?.('[data-testid=session-item]')?.dataset.sessionId;
-    this.list.replaceChildren(...this.items.map((s) => this.item(s)));
+    if (q) {
+      const n = this.items.length;
+      const g = group({ key: 'matches', label: `${n}${n === SEARCH_LIMIT ? '+' : ''} ${n === 1 ? 'match' : 'matches'}` });
+      g.list.append(...this.items.map((s) => item(s, { active: s.id === this.conv.sessionId, group: dateGroup(s.updated_at).key, q })));
+      this.list.replaceChildren(g.el);
+    } else {
+      this.list.replaceChildren();
+      this.append(this.items);
+    }
     if (focused) this.list.querySelector(`[data-session-id="${CSS.escape(focused)}"]`)?.focus();
   }
 
-  item(s) {
-    const title = s.title || 'Untitled session';
-    const active = s.id === this.conv.sessionId;
-    const model = s.model ? (s.provider ? `${s.provider}/${s.model}` : s.model) : '';
-    return h('li', {
-      'data-testid': 'session-item', dataset: { sessionId: s.id }, tabindex: '0',
-      class: active ? 'active' : '', 'aria-current': active ? 'true' : false, 'aria-label': `Open ${title}`,
-    },
-    h('div', { class: 's-main' },
-      h('span', { class: 's-title', text: title }),
-      h('span', { class: 's-meta' },
-        h('time', { datetime: s.updated_at || '', title: s.updated_at ? new Date(s.updated_at).toLocaleString() : '' },
-          relTime(s.updated_at)),
-        model ? h('span', { class: 's-model', title: model, text: s.model }) : null)),
-    h('div', { class: 's-actions' },
-      h('button', { type: 'button', class: 'icon', dataset: { action: 'rename' }, 'aria-label': `Rename ${title}`, title: 'Rename', text: '✎' }),
-      h('button', { type: 'button', class: 'icon', dataset: { action: 'delete' }, 'aria-label': `Delete ${title}`, title: 'Delete', text: '✕' })));
+  /** Appends sessions (older than those shown) under their date groups. */
+  append(items) {
+    const now = new Date();
+    let last = this.groups[this.groups.length - 1];
+    for (const s of items) {
+      const g = dateGroup(s.updated_at, now);
+      if (!last || last.key !== g.key) {
+        last = group(g);
+        this.groups.push(last);
+        this.list.append(last.el);
+      }
+      last.list.append(item(s, { active: s.id === this.conv.sessionId, group: g.key }));
+    }
+    this.sentinel.remove();
+    if (this.more) {
+      this.list.append(this.sentinel);
+      this.observer.observe(this.sentinel);
+    }
+  }
+
+  /** Every minute: new relative times; a new day regroups. */
+  tick() {
+    if (new Date().toDateString() !== this.day) this.render();
+    else retime(this.list);
   }
 
   onClick(e) {
@@ -154,8 +232,8 @@ export class Sessions {
       this.open(li.dataset.sessionId);
     } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
       e.preventDefault();
-      const sib = e.key === 'ArrowDown' ? li.nextElementSibling : li.previousElementSibling;
-      sib?.focus();
+      const all = [...this.list.querySelectorAll('[data-testid=session-item]')];
+      all[all.indexOf(li) + (e.key === 'ArrowDown' ? 1 : -1)]?.focus();
     } else if (e.key === 'Delete' && e.target === li) {
       this.remove(li.dataset.sessionId);
     } else if (e.key === 'F2' && e.target === li) {
@@ -167,7 +245,12 @@ export class Sessions {
 
   open(id) {
     this.conv.open(id, this.meta(id));
-    this.render();
+    for (const li of this.list.querySelectorAll('[data-testid=session-item]')) {
+      const on = li.dataset.sessionId === id;
+      li.classList.toggle('active', on);
+      if (on) li.setAttribute('aria-current', 'true');
+      else li.removeAttribute('aria-current');
+    }
     this.opts.onOpened();
   }
 
@@ -189,10 +272,23 @@ export class Sessions {
     if (!confirm(`Delete “${title}”? It moves to the trash.`)) return;
     try {
       await api(`/api/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      this.items = this.items.filter((s) => s.id !== id);
       if (id === this.conv.sessionId) this.conv.close();
     } catch (err) {
       toast(`Could not delete the session: ${errorText(err)}`);
     }
     await this.refresh();
   }
+}
+
+/**
+ * The first page joined with the pages loaded before: a session in the new
+ * page moves to its place, and of the old ones only those older than the
+ * page's last stay (a newer one missing from the page was deleted).
+ */
+function merge(page, old) {
+  if (!page.length) return [];
+  const ids = new Set(page.map((s) => s.id));
+  const last = Date.parse(page[page.length - 1].updated_at);
+  return [...page, ...old.filter((s) => !ids.has(s.id) && !(Date.parse(s.updated_at) > last))];
 }
