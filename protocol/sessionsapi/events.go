@@ -27,6 +27,9 @@ func (a *API) handlePostEvent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if a.routed(id, w, r) {
+		return
+	}
 	var ev eventInput
 	if err := decodeJSON(r, &ev); err != nil {
 		writeError(w, err)
@@ -230,6 +233,9 @@ func (a *API) handleResolve(w http.ResponseWriter, r *http.Request) {
 	id, err := a.sessionUUID(r.PathValue("session_id"))
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if a.routed(id, w, r) {
 		return
 	}
 	var req resolveRequest

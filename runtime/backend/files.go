@@ -98,6 +98,10 @@ func ValidKey(key string) error {
 	return nil
 }
 
+// DocDir is Docs in dir (created on first Put): each document in
+// <dir>/<key>.json, replaced atomically.
+func DocDir(dir string) Docs { return docDir(dir) }
+
 // docDir keeps each document in <dir>/<key>.json, replaced atomically.
 type docDir string
 
@@ -118,6 +122,9 @@ func (d docDir) Put(key string, data []byte) error {
 	if err := ValidKey(key); err != nil {
 		return err
 	}
+	if err := os.MkdirAll(string(d), 0o700); err != nil {
+		return err
+	}
 	return atomicfile.Write(d.path(key), data, 0o600)
 }
 
@@ -133,6 +140,9 @@ func (d docDir) Delete(key string) error {
 
 func (d docDir) Keys() ([]string, error) {
 	entries, err := os.ReadDir(string(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,7 @@ type Config struct {
 	ACPAgents   map[string]*ACPAgent `toml:"acp_agents"`
 	Memory      Memory               `toml:"memory"`
 	Serve       Serve                `toml:"serve"`
+	Cluster     Cluster              `toml:"cluster"`
 	Permissions Permissions          `toml:"permissions"`
 	// RecordDir, when set, makes every `openheim prompt` record its model
 	// replies into a replay cassette there (like --record FILE).

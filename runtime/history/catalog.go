@@ -35,6 +35,10 @@ type Catalog struct {
 	Progress func(done, total int)
 	// Timeout bounds waiting for another process that holds the index.
 	Timeout time.Duration
+	// CatchUp, when set, marks the sessions changed elsewhere since its
+	// last call (by another replica of a cluster: its writes leave no
+	// marker here); every reader of the index calls it first.
+	CatchUp func(mark func(id string)) error
 
 	markMu sync.Mutex
 }
@@ -85,6 +89,11 @@ func (c *Catalog) timeout() time.Duration {
 // missing, re-synced when its session count differs from the store's, and
 // with every session marked dirty re-indexed.
 func (c *Catalog) open() (*sessions.Index, error) {
+	if c.CatchUp != nil {
+		if err := c.CatchUp(c.MarkDirty); err != nil {
+			c.warn(fmt.Sprintf("session index: catching up with the cluster: %v (results may be behind)", err))
+		}
+	}
 	ix, err := sessions.Open(c.IndexDir, sessions.Options{ReadOnly: true, Timeout: c.timeout()})
 	if errors.Is(err, sessions.ErrMissing) {
 		if _, err := c.Reindex(); err != nil {

@@ -68,6 +68,9 @@ type Options struct {
 	Replica string
 	// Version is this binary's, shown by cluster status.
 	Version string
+	// Announce lists this process in cluster status while it runs (a
+	// server does; a one-off command does not).
+	Announce bool
 	// Warn receives recoverable problems; nil drops them.
 	Warn func(string)
 }
@@ -112,8 +115,10 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b.sessions = &sessionStore{b: b}
 	b.leaser = &leaser{b: b, held: map[string]*lease{}}
-	b.wg.Add(1)
-	go b.announce()
+	if opts.Announce {
+		b.wg.Add(1)
+		go b.announce()
+	}
 	return b, nil
 }
 
