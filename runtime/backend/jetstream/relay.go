@@ -1,11 +1,14 @@
 package jetstream
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/live"
@@ -71,7 +74,56 @@ func (r *Relay) Watch(id string, deliver func(event.Event)) (stop func()) {
 	}
 	// The hub's queue bounds what waits; NATS must not drop before it.
 	sub.SetPendingLimits(-1, -1)
-	return func() { sub.Unsubscribe() }
+	stopLease := r.watchLease(id, deliver)
+	return func() {
+		sub.Unsubscribe()
+		stopLease()
+	}
+}
+
+// watchLease ends, for the watchers here, a turn whose replica died: its
+// lease expires (the server removes it, leaving a purge marker, where a
+// replica releasing its lease deletes it) and no TurnEnd will come from
+// it. What it stored is kept; the step it was in is cut short, as after a
+// crash on one host, and the next turn (on any replica) continues.
+func (r *Relay) watchLease(id string, deliver func(event.Event)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := r.b.leases.Watch(ctx, id)
+	if err != nil {
+		cancel()
+		r.b.warn("relay: watching the lease of session " + id + ": " + err.Error())
+		return func() {}
+	}
+	go func() {
+		defer w.Stop()
+		var last holder
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					continue
+				}
+				switch e.Operation() {
+				case jetstream.KeyValuePut:
+					json.Unmarshal(e.Value(), &last)
+				case jetstream.KeyValuePurge:
+					if last.Replica != "" && kvKey(last.Replica) != r.me {
+						deliver(event.Event{SessionID: id, Kind: event.TurnEnd, End: &event.End{StopReason: event.StopEndTurn,
+							Err: fmt.Errorf("replica %s stopped answering and its lease expired: the turn ended there; every step it stored is kept", last.Replica)}})
+					}
+					last = holder{}
+				default:
+					last = holder{}
+				}
+			}
+		}
+	}()
+	return cancel
 }
 
 // Elsewhere implements live.Relay from the session's lease.

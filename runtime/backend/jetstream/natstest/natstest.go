@@ -40,7 +40,7 @@ func (n *Node) Restart(t testing.TB) {
 		t.Fatal(err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(30 * time.Second) {
 		t.Fatalf("%s did not restart", n.Name)
 	}
 	n.Server = s
@@ -99,7 +99,7 @@ func Three(t testing.TB) *Cluster {
 			JetStream: true, StoreDir: filepath.Join(dir, name), NoLog: true, NoSigs: true,
 			Cluster: server.ClusterOpts{Name: "oh", Host: "127.0.0.1", Port: p}, Routes: routes}))
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, n := range c.Nodes {
 			if n.Server.JetStreamIsLeader() {
@@ -119,7 +119,7 @@ func start(t testing.TB, opts *server.Options) *Node {
 		t.Fatal(err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(30 * time.Second) {
 		t.Fatalf("%s did not start", opts.ServerName)
 	}
 	// Keep the port it got, so Restart comes back on it.
