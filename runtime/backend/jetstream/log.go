@@ -92,12 +92,17 @@ func (b *Backend) put(id string, t tip, epoch uint64, msgs []message.Message, le
 	return b.publish(m, t, msgID, len(msgs))
 }
 
+// ackWait bounds waiting for one attempt's ack: an append takes a few ms
+// on R3, and one sent to a leader that just died is never answered, so
+// waiting long only lengthens the gap an election leaves.
+const ackWait = 500 * time.Millisecond
+
 // publish sends m with the expected sequence of t, riding out a leader
 // election (no answer) by retrying with the same message id.
 func (b *Backend) publish(m *nats.Msg, t tip, msgID string, count int) (tip, error) {
 	deadline := time.Now().Add(4 * opTimeout)
 	for attempt := 0; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), ackWait)
 		ack, err := b.js.PublishMsg(ctx, m, jetstream.WithMsgID(msgID), jetstream.WithExpectLastSequencePerSubject(t.seq))
 		cancel()
 		if err == nil {
@@ -118,7 +123,7 @@ func (b *Backend) publish(m *nats.Msg, t tip, msgID string, count int) (tip, err
 		if !retryable(err) || time.Now().After(deadline) {
 			return t, err
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
