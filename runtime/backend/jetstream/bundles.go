@@ -118,3 +118,15 @@ func (s *bundleStore) Remove(id string) error {
 	}
 	return nil
 }
+
+var _ bundle.Exporter = (*bundleStore)(nil)
+
+// Bundle implements bundle.Exporter.
+func (s *bundleStore) Bundle(id string) ([]byte, error) {
+	if _, err := s.Get(id); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*opTimeout)
+	defer cancel()
+	return s.b.blobs.GetBytes(ctx, "bundle/"+id)
+}

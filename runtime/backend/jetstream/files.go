@@ -121,7 +121,7 @@ func (s *fileStore) List(sess string) ([]sessionfiles.File, error) {
 
 // Get implements sessionfiles.Store.
 func (s *fileStore) Get(sess, id string) (sessionfiles.File, error) {
-	if session.ValidateID(sess) != nil || !validFileID(id) {
+	if session.ValidateID(sess) != nil || !sessionfiles.ValidID(id) {
 		return sessionfiles.File{}, fileNotFound(id)
 	}
 	ctx, cancel := s.b.ctx()
@@ -138,11 +138,6 @@ func (s *fileStore) Get(sess, id string) (sessionfiles.File, error) {
 		return sessionfiles.File{}, fmt.Errorf("file %s: corrupt record: %w", id, err)
 	}
 	return f, nil
-}
-
-func validFileID(id string) bool {
-	rest, ok := strings.CutPrefix(id, sessionfiles.IDPrefix)
-	return ok && rest != "" && !strings.ContainsAny(rest, ".*>/ ")
 }
 
 // Open implements sessionfiles.Store: the content is read whole (files are
@@ -197,4 +192,24 @@ func (s *fileStore) RemoveAll(sess string) error {
 		}
 	}
 	return nil
+}
+
+var _ sessionfiles.Importer = (*fileStore)(nil)
+
+// Import implements sessionfiles.Importer.
+func (s *fileStore) Import(sess string, f sessionfiles.File, content []byte) error {
+	if session.ValidateID(sess) != nil || !sessionfiles.ValidID(f.ID) {
+		return storeerr.Invalid("invalid session or file id")
+	}
+	rec, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*opTimeout)
+	defer cancel()
+	if _, err := s.b.blobs.PutBytes(ctx, blobName(sess, f.ID), content); err != nil {
+		return err
+	}
+	_, err = s.b.files.Put(ctx, sess+"."+f.ID, rec)
+	return err
 }

@@ -75,6 +75,10 @@ func (b *Backend) follow(ctx context.Context, stream string, seq uint64, prefix 
 			if id, ok := strings.CutPrefix(m.Subject(), prefix); ok {
 				mark(id)
 			}
+			if seq >= last || meta.NumPending == 0 {
+				// Caught up: the batch would otherwise wait to fill.
+				return max(seq, last), nil
+			}
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
 			return seq, err
