@@ -88,10 +88,11 @@ type Backend struct {
 	sessions *sessionStore
 	leaser   *leaser
 
-	mu   sync.Mutex
-	docs map[string]*docs
-	stop chan struct{}
-	wg   sync.WaitGroup
+	mu    sync.Mutex
+	docs  map[string]*docs
+	relay *Relay
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -107,7 +108,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b := &Backend{opts: opts, nc: nc, docs: map[string]*docs{}, stop: make(chan struct{})}
 	if b.js, err = jetstream.New(nc, jetstream.WithDefaultTimeout(opTimeout)); err == nil {
-		err = b.provision(ctx)
+		err = b.provisionRetrying(ctx)
 	}
 	if err != nil {
 		nc.Close()
@@ -191,6 +192,23 @@ func (b *Backend) name(suffix string) string { return b.opts.Prefix + "_" + suff
 
 // subject is the history subject of session id.
 func (b *Backend) subject(id string) string { return b.opts.Prefix + ".msg." + id }
+
+// errNoSuitablePeers is JetStream's "no suitable peers for placement".
+const errNoSuitablePeers jetstream.ErrorCode = 10005
+
+// provisionRetrying retries provision while the cluster is still
+// forming (no peers to place a stream of the wanted replicas on yet).
+func (b *Backend) provisionRetrying(ctx context.Context) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := b.provision(ctx)
+		var api *jetstream.APIError
+		if err == nil || !errors.As(err, &api) || api.ErrorCode != errNoSuitablePeers || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
 
 // provision looks each stream and bucket up, creating the missing ones
 // (a lookup is cheap; creating one on R3 takes tens of ms).

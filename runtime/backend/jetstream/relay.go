@@ -25,14 +25,28 @@ type Relay struct {
 
 	mu   sync.Mutex
 	subs []*nats.Subscription
+
+	// The leases of the sessions watched here (watchLease).
+	lmu      sync.Mutex
+	lwatch   map[string]map[*int]func(event.Event)
+	holders  map[string]holder
+	lstarted bool
+	lready   bool
 }
 
 var _ live.Relay = (*Relay)(nil)
 
 const hFrom = "Oh-From" // the replica that published an event
 
-// Relay returns the backend's relay.
-func (b *Backend) Relay() *Relay { return &Relay{b: b, me: kvKey(b.opts.Replica)} }
+// Relay returns the backend's relay (one per backend).
+func (b *Backend) Relay() *Relay {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.relay == nil {
+		b.relay = &Relay{b: b, me: kvKey(b.opts.Replica)}
+	}
+	return b.relay
+}
 
 func (r *Relay) evSubject(id string) string { return r.b.opts.Prefix + ".ev." + id }
 
@@ -85,49 +99,107 @@ func (r *Relay) Watch(id string, deliver func(event.Event)) (stop func()) {
 // lease expires (the server removes it, leaving a purge marker, where a
 // replica releasing its lease deletes it) and no TurnEnd will come from
 // it. What it stored is kept; the step it was in is cut short, as after a
-// crash on one host, and the next turn (on any replica) continues.
+// crash on one host, and the next turn (on any replica) continues. One
+// watch of the whole leases bucket serves every watched session.
 func (r *Relay) watchLease(id string, deliver func(event.Event)) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := r.b.leases.Watch(ctx, id)
-	if err != nil {
-		cancel()
-		r.b.warn("relay: watching the lease of session " + id + ": " + err.Error())
-		return func() {}
+	key := new(int)
+	r.lmu.Lock()
+	if r.lwatch == nil {
+		r.lwatch = map[string]map[*int]func(event.Event){}
+		r.holders = map[string]holder{}
 	}
-	go func() {
-		defer w.Stop()
-		var last holder
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-				if e == nil {
-					continue
-				}
-				switch e.Operation() {
-				case jetstream.KeyValuePut:
-					json.Unmarshal(e.Value(), &last)
-				case jetstream.KeyValuePurge:
-					if last.Replica != "" && kvKey(last.Replica) != r.me {
-						deliver(event.Event{SessionID: id, Kind: event.TurnEnd, End: &event.End{StopReason: event.StopEndTurn,
-							Err: fmt.Errorf("replica %s stopped answering and its lease expired: the turn ended there; every step it stored is kept", last.Replica)}})
-					}
-					last = holder{}
-				default:
-					last = holder{}
-				}
-			}
+	if r.lwatch[id] == nil {
+		r.lwatch[id] = map[*int]func(event.Event){}
+	}
+	r.lwatch[id][key] = deliver
+	start := !r.lstarted
+	r.lstarted = true
+	r.lmu.Unlock()
+	if start {
+		go r.leaseLoop()
+	}
+	return func() {
+		r.lmu.Lock()
+		delete(r.lwatch[id], key)
+		if len(r.lwatch[id]) == 0 {
+			delete(r.lwatch, id)
 		}
-	}()
-	return cancel
+		r.lmu.Unlock()
+	}
 }
 
-// Elsewhere implements live.Relay from the session's lease.
+// leaseLoop follows the leases bucket until the backend closes,
+// restarting the watch should it end (a reconnect).
+func (r *Relay) leaseLoop() {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-r.b.stop; cancel() }()
+	for ctx.Err() == nil && !r.b.nc.IsClosed() {
+		w, err := r.b.leases.WatchAll(ctx)
+		if err != nil {
+			r.b.warn("relay: watching the leases: " + err.Error())
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for e := range w.Updates() {
+			if e != nil {
+				r.leaseChanged(e)
+				continue
+			}
+			r.lmu.Lock()
+			r.lready = true // the holders are known from here on
+			r.lmu.Unlock()
+		}
+		r.lmu.Lock()
+		r.lready = false
+		r.lmu.Unlock()
+		w.Stop()
+	}
+}
+
+func (r *Relay) leaseChanged(e jetstream.KeyValueEntry) {
+	id := e.Key()
+	r.lmu.Lock()
+	last := r.holders[id]
+	var delivers []func(event.Event)
+	switch e.Operation() {
+	case jetstream.KeyValuePut:
+		var h holder
+		json.Unmarshal(e.Value(), &h)
+		r.holders[id] = h
+	case jetstream.KeyValuePurge:
+		delete(r.holders, id)
+		if last.Replica != "" && kvKey(last.Replica) != r.me {
+			for _, d := range r.lwatch[id] {
+				delivers = append(delivers, d)
+			}
+		}
+	default:
+		delete(r.holders, id)
+	}
+	r.lmu.Unlock()
+	for _, d := range delivers {
+		d(event.Event{SessionID: id, Kind: event.TurnEnd, End: &event.End{StopReason: event.StopEndTurn,
+			Err: fmt.Errorf("replica %s stopped answering and its lease expired: the turn ended there; every step it stored is kept", last.Replica)}})
+	}
+}
+
+// Elsewhere implements live.Relay from the session's lease: for a
+// session watched here, as the lease watch last saw it (no round trip:
+// trackers ask often); for any other, read from the bucket.
 func (r *Relay) Elsewhere(id string) (string, bool) {
+	r.lmu.Lock()
+	if r.lready && r.lwatch[id] != nil {
+		h, ok := r.holders[id]
+		r.lmu.Unlock()
+		if !ok || kvKey(h.Replica) == r.me {
+			return "", false
+		}
+		return h.Replica, true
+	}
+	r.lmu.Unlock()
 	replica, ok := r.b.Holder(id)
 	if !ok || kvKey(replica) == r.me {
 		return "", false

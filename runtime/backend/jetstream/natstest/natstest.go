@@ -102,13 +102,15 @@ func Three(t testing.TB) *Cluster {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, n := range c.Nodes {
-			if n.Server.JetStreamIsLeader() {
+			// Streams of three replicas can be placed once the leader
+			// knows every peer.
+			if n.Server.JetStreamIsLeader() && len(n.Server.JetStreamClusterPeers()) == len(c.Nodes) {
 				return c
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("no JetStream meta leader elected")
+	t.Fatal("no JetStream meta leader that knows every peer")
 	return nil
 }
 
