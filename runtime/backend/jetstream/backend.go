@@ -219,7 +219,7 @@ func (b *Backend) provision(ctx context.Context) error {
 	if b.msgs, err = b.js.Stream(ctx, b.name("msgs")); errors.Is(err, jetstream.ErrStreamNotFound) {
 		b.msgs, err = b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name: b.name("msgs"), Subjects: []string{b.opts.Prefix + ".msg.*"}, Storage: jetstream.FileStorage,
-			Replicas: b.opts.Replicas, Discard: jetstream.DiscardOld, AllowDirect: true,
+			Replicas: b.opts.Replicas, Discard: jetstream.DiscardOld,
 			Duplicates: 2 * time.Minute, MaxMsgSize: -1,
 		})
 	}
@@ -241,9 +241,15 @@ func (b *Backend) provision(ctx context.Context) error {
 			return err
 		}
 	}
-	if b.blobs, err = b.js.ObjectStore(ctx, b.name("blobs")); errors.Is(err, jetstream.ErrBucketNotFound) {
-		b.blobs, err = b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	if _, err = b.js.ObjectStore(ctx, b.name("blobs")); errors.Is(err, jetstream.ErrBucketNotFound) {
+		_, err = b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket: b.name("blobs"), Storage: jetstream.FileStorage, Replicas: b.opts.Replicas})
+	}
+	if err == nil {
+		err = b.leaderReads(ctx, "OBJ_"+b.name("blobs"))
+	}
+	if err == nil {
+		b.blobs, err = b.js.ObjectStore(ctx, b.name("blobs"))
 	}
 	if err != nil {
 		return fmt.Errorf("object store %s: %w", b.name("blobs"), err)
@@ -251,11 +257,37 @@ func (b *Backend) provision(ctx context.Context) error {
 	return nil
 }
 
+// leaderReads turns direct gets off on stream name: the client libraries
+// turn them on for buckets, and then any replica answers a read, a
+// follower with what it has applied so far; a replica reading what
+// another one just wrote (a session's meta, a file) would miss it. Reads
+// go to the stream's leader instead.
+func (b *Backend) leaderReads(ctx context.Context, name string) error {
+	s, err := b.js.Stream(ctx, name)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	if !cfg.AllowDirect {
+		return nil
+	}
+	cfg.AllowDirect = false
+	_, err = b.js.UpdateStream(ctx, cfg)
+	return err
+}
+
 func (b *Backend) bucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	kv, err := b.js.KeyValue(ctx, cfg.Bucket)
+	_, err := b.js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		cfg.Storage, cfg.Replicas = jetstream.FileStorage, b.opts.Replicas
-		kv, err = b.js.CreateOrUpdateKeyValue(ctx, cfg)
+		_, err = b.js.CreateOrUpdateKeyValue(ctx, cfg)
+	}
+	if err == nil {
+		err = b.leaderReads(ctx, "KV_"+cfg.Bucket)
+	}
+	var kv jetstream.KeyValue
+	if err == nil {
+		kv, err = b.js.KeyValue(ctx, cfg.Bucket) // bound after, so its reads go to the leader
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)

@@ -1,11 +1,13 @@
 package jetstream_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/backend/jetstream"
 	"github.com/openheim/openheim/runtime/backend/jetstream/natstest"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/session"
@@ -19,7 +21,13 @@ func TestStreamLeaderKilledMidLoad(t *testing.T) {
 		t.Skip("a three-node cluster takes seconds to start")
 	}
 	c := natstest.Three(t)
-	b := open(t, c.URL(), "writer", 3)
+	// The default TTL: a lease must outlast an election (its key's
+	// expiry waits for the new leader too), which takes a second or two.
+	b, err := jetstream.Open(context.Background(), jetstream.Options{URL: c.URL(), Replica: "writer", Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
 	const sessions, steps = 4, 60
 	var ids []string
 	for range sessions {

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,9 +226,7 @@ func (l *lease) check() error {
 	if err := l.Err(); err != nil {
 		return err
 	}
-	ctx, cancel := l.ls.b.ctx()
-	defer cancel()
-	e, err := l.ls.b.leases.Get(ctx, l.id)
+	e, err := again(func(ctx context.Context) (jetstream.KeyValueEntry, error) { return l.ls.b.leases.Get(ctx, l.id) })
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return l.lose()
 	}

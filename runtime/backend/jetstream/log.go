@@ -42,8 +42,10 @@ type tip struct {
 	id   string // the last entry's message id
 }
 
-func (b *Backend) tip(ctx context.Context, id string) (tip, error) {
-	m, err := b.msgs.GetLastMsgForSubject(ctx, b.subject(id))
+func (b *Backend) tip(_ context.Context, id string) (tip, error) {
+	m, err := again(func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return b.msgs.GetLastMsgForSubject(ctx, b.subject(id))
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return tip{}, nil
 	}
@@ -114,7 +116,10 @@ func (b *Backend) publish(m *nats.Msg, t tip, msgID string, count int) (tip, err
 				ctx, cancel := b.ctx()
 				cur, terr := b.tip(ctx, m.Subject[len(b.opts.Prefix)+5:])
 				cancel()
-				if terr == nil && cur.id == msgID {
+				if terr != nil {
+					return t, terr // unknown: not a reason to give the lease up
+				}
+				if cur.id == msgID {
 					return cur, nil
 				}
 			}
@@ -134,6 +139,21 @@ func retryable(err error) bool {
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
 }
 
+// again runs the read f, again while the cluster does not answer for now
+// (an election after a server died takes a few seconds).
+func again[T any](f func(ctx context.Context) (T, error)) (T, error) {
+	deadline := time.Now().Add(4 * opTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		v, err := f(ctx)
+		cancel()
+		if err == nil || !retryable(err) || time.Now().After(deadline) {
+			return v, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // inlineMax is the largest step kept in the stream message itself.
 func (b *Backend) inlineMax() int {
 	return int(min(b.nc.MaxPayload()/2, 512<<10))
@@ -142,6 +162,17 @@ func (b *Backend) inlineMax() int {
 // read returns session id's history up to the entry at seq (0: all),
 // calling visit with each entry's headers when set.
 func (b *Backend) read(id string, upTo uint64, visit func(nats.Header)) ([]message.Message, error) {
+	deadline := time.Now().Add(4 * opTimeout)
+	for {
+		msgs, err := b.readOnce(id, upTo, visit)
+		if err == nil || !retryable(err) || time.Now().After(deadline) {
+			return msgs, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (b *Backend) readOnce(id string, upTo uint64, visit func(nats.Header)) ([]message.Message, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*opTimeout)
 	defer cancel()
 	if upTo == 0 {
@@ -151,8 +182,10 @@ func (b *Backend) read(id string, upTo uint64, visit func(nats.Header)) ([]messa
 		}
 		upTo = t.seq
 	}
-	cons, err := b.js.OrderedConsumer(ctx, b.name("msgs"), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{b.subject(id)}, InactiveThreshold: 5 * time.Second})
+	cons, err := again(func(ctx context.Context) (jetstream.Consumer, error) {
+		return b.js.OrderedConsumer(ctx, b.name("msgs"), jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{b.subject(id)}, InactiveThreshold: 5 * time.Second})
+	})
 	if err != nil {
 		return nil, err
 	}

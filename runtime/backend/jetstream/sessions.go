@@ -34,9 +34,7 @@ func (s *sessionStore) get(id string) (record, uint64, error) {
 	if err := session.ValidateID(id); err != nil {
 		return record{}, 0, err
 	}
-	ctx, cancel := s.b.ctx()
-	defer cancel()
-	e, err := s.b.metas.Get(ctx, id)
+	e, err := again(func(ctx context.Context) (jetstream.KeyValueEntry, error) { return s.b.metas.Get(ctx, id) })
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return record{}, 0, notFound(id)
 	}
@@ -122,9 +120,8 @@ func (s *sessionStore) SaveMeta(meta session.Meta) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.b.ctx()
-	defer cancel()
-	_, err = s.b.metas.Put(ctx, meta.ID, data)
+	// A put sent again after a lost answer writes the same meta.
+	_, err = again(func(ctx context.Context) (uint64, error) { return s.b.metas.Put(ctx, meta.ID, data) })
 	return err
 }
 
