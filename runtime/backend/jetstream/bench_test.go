@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openheim/openheim/runtime/backend"
 	"github.com/openheim/openheim/runtime/backend/jetstream"
 	"github.com/openheim/openheim/runtime/backend/jetstream/natstest"
 	"github.com/openheim/openheim/runtime/event"
@@ -32,8 +33,8 @@ func percentile(d []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// leased opens a session on b and leases it, as a turn does.
-func leased(b *testing.B, be *jetstream.Backend) (string, session.Store, func()) {
+// leased opens a session on be and leases it, as a turn does.
+func leased(b *testing.B, be backend.Backend) (string, session.Store, func()) {
 	m := session.NewMeta(time.Now())
 	if err := be.Sessions().Create(m); err != nil {
 		b.Fatal(err)
@@ -45,30 +46,60 @@ func leased(b *testing.B, be *jetstream.Backend) (string, session.Store, func())
 	return m.ID, session.Fenced(be.Sessions(), m.ID, l), l.Release
 }
 
-// BenchmarkAppendR3: one acked step append on three nodes (the issue's
-// goal: p99 <= 5 ms).
-func BenchmarkAppendR3(b *testing.B) {
-	be := openB(b, natstest.Three(b).URL(), "bench", 3)
-	id, s, release := leased(b, be)
-	defer release()
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		t := time.Now()
-		if err := s.Append(id, step); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t))
+// stores are what the append benchmarks compare: the file store (an
+// fsync per step: the floor of one machine), one node, three nodes.
+func stores(b *testing.B) []struct {
+	name string
+	open func(*testing.B) backend.Backend
+} {
+	return []struct {
+		name string
+		open func(*testing.B) backend.Backend
+	}{
+		{"files", func(b *testing.B) backend.Backend {
+			fb, err := backend.OpenFiles(b.TempDir(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return fb
+		}},
+		{"R1", func(b *testing.B) backend.Backend { return openB(b, natstest.Single(b).URL(), "bench", 1) }},
+		{"R3", func(b *testing.B) backend.Backend { return openB(b, natstest.Three(b).URL(), "bench", 3) }},
 	}
-	b.StopTimer()
-	b.ReportMetric(ms(percentile(lat, 0.5)), "p50-ms")
-	b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
 }
 
-// BenchmarkAppend32Sessions: 32 turns appending at once on three nodes
-// (the goal: >= 5,000 appends/s).
+// BenchmarkAppend: one acked step append, one turn at a time (the goal on
+// R3: p99 <= 5 ms).
+func BenchmarkAppend(b *testing.B) {
+	for _, st := range stores(b) {
+		b.Run(st.name, func(b *testing.B) {
+			id, s, release := leased(b, st.open(b))
+			defer release()
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				t := time.Now()
+				if err := s.Append(id, step); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t))
+			}
+			b.StopTimer()
+			b.ReportMetric(ms(percentile(lat, 0.5)), "p50-ms")
+			b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
+		})
+	}
+}
+
+// BenchmarkAppend32Sessions: 32 turns appending at once (the goal on R3:
+// >= 5,000 appends/s).
 func BenchmarkAppend32Sessions(b *testing.B) {
-	be := openB(b, natstest.Three(b).URL(), "bench", 3)
+	for _, st := range stores(b) {
+		b.Run(st.name, func(b *testing.B) { append32(b, st.open(b)) })
+	}
+}
+
+func append32(b *testing.B, be backend.Backend) {
 	const sessions = 32
 	type turn struct {
 		id      string
