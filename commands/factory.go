@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/openheim/openheim/protocol/acp/host"
+	"github.com/openheim/openheim/runtime/backend"
+	"github.com/openheim/openheim/runtime/backend/jetstream"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
@@ -23,6 +25,9 @@ import (
 type Factory struct {
 	IOStreams *IOStreams
 	Version   string // the running binary's, reported to MCP servers and ACP agents
+	// serving is set by serve before it opens the backend: the process is
+	// a replica, listed in cluster status.
+	serving bool
 
 	// Home is the data directory ($OPENHEIM_HOME; else the config's
 	// data_dir or, with --config FILE, FILE's folder; else ~/.openheim):
@@ -35,8 +40,12 @@ type Factory struct {
 	// the same one) and from then on masks its secrets on stderr and in
 	// the log.
 	Config func() (*config.Config, error)
+	// Backend opens the stores on its first call (later calls for the
+	// same Home return the same): a cluster's when the config has
+	// [cluster], else the files under Home. The process closes it at exit.
+	Backend func() (backend.Backend, error)
 	// Sessions opens the session store with its search catalog and lease
-	// locker.
+	// locker, on Backend.
 	Sessions func() (*Sessions, error)
 	// Runtime assembles the engine that runs turns for cfg on s; see
 	// Factory.runtime. The returned func releases what it holds.
@@ -60,7 +69,36 @@ func NewFactory(ios *IOStreams, version string) *Factory {
 		once.Do(func() { cfg, cfgErr = loadConfig(f.ConfigPath(), f.IOStreams) })
 		return cfg, cfgErr
 	}
-	f.Sessions = func() (*Sessions, error) { return openSessions(f.IOStreams, f.Home()) }
+	var bMu sync.Mutex
+	var b backend.Backend
+	var bHome string
+	f.Backend = func() (backend.Backend, error) {
+		bMu.Lock()
+		defer bMu.Unlock()
+		home := f.Home()
+		if b != nil && bHome == home {
+			return b, nil
+		}
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, err
+		}
+		warn := func(msg string) { fmt.Fprintf(f.IOStreams.ErrOut, "openheim: warning: %s\n", msg) }
+		nb, err := openBackend(context.Background(), cfg, home, f.Version, f.serving, warn)
+		if err != nil {
+			return nil, err
+		}
+		b, bHome = nb, home
+		return b, nil
+	}
+	f.Sessions = func() (*Sessions, error) {
+		b, err := f.Backend()
+		if err != nil {
+			return nil, err
+		}
+		cfg, _ := f.Config()
+		return openSessions(f.IOStreams, b, indexDir(f.Home(), cfg, "sessions"))
+	}
 	f.Runtime = f.runtime
 	f.MCP = func(ctx context.Context, cfg *config.Config, only string) (*mcp.Manager, error) {
 		return connectMCP(ctx, cfg, f.Version, only)
@@ -128,28 +166,37 @@ func (f *Factory) editedConfigPath() string {
 
 // Sessions is what every command working on stored sessions uses.
 type Sessions struct {
-	Files   *session.FileStore
-	Store   session.Store // Files, marking changed sessions for re-indexing
+	Backend backend.Backend
+	Files   session.Source // the store itself
+	Store   session.Store  // Files, marking changed sessions for re-indexing
 	Catalog *history.Catalog
-	// Locker keeps one turn per session at a time, across processes.
-	Locker *session.Locker
+	// Locker keeps one turn per session at a time, across processes (and
+	// replicas).
+	Locker session.Leaser
+	// Dir is the history directory of the file backend ("" in a cluster).
+	Dir string
 }
 
-func openSessions(ios *IOStreams, home string) (*Sessions, error) {
-	files, err := session.NewFileStore(filepath.Join(home, "history"))
-	if err != nil {
-		return nil, failure(err)
-	}
+func openSessions(ios *IOStreams, b backend.Backend, index string) (*Sessions, error) {
+	files := b.Sessions()
 	cat := &history.Catalog{
 		Store:    files,
-		IndexDir: filepath.Join(home, "index", "sessions"),
+		IndexDir: index,
 		Warn:     func(msg string) { fmt.Fprintf(ios.ErrOut, "openheim: warning: %s\n", msg) },
 	}
 	if ios.ErrTTY {
 		cat.Progress = progress(ios, "indexing sessions")
 	}
-	return &Sessions{Files: files, Store: &history.Tracked{Store: files, Catalog: cat}, Catalog: cat,
-		Locker: &session.Locker{Dir: files.Dir, Warn: cat.Warn}}, nil
+	s := &Sessions{Backend: b, Files: files, Store: &history.Tracked{Store: files, Catalog: cat}, Catalog: cat,
+		Locker: b.Leaser()}
+	switch b := b.(type) {
+	case *backend.FileBackend:
+		s.Dir = b.FileStore().Dir
+		b.Locker().Warn = cat.Warn
+	case *jetstream.Backend:
+		cat.CatchUp = b.CatchUp(index + ".cluster")
+	}
+	return s, nil
 }
 
 // Runtime is the engine a command runs turns with, and the MCP servers it

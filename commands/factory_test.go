@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openheim/openheim/runtime/session"
 )
 
 func TestFactoryConfigOnceAndRedacted(t *testing.T) {
@@ -76,8 +78,8 @@ func TestRootConfigFlag(t *testing.T) {
 func TestFactorySessions(t *testing.T) {
 	e := newTestEnv(t, fakeConfig)
 	s := e.sessions()
-	if s.Files.Dir != filepath.Join(e.home, "history") || s.Catalog.IndexDir != filepath.Join(e.home, "index", "sessions") ||
-		s.Locker.Dir != s.Files.Dir || s.Catalog.Progress != nil {
+	if s.Dir != filepath.Join(e.home, "history") || s.Catalog.IndexDir != filepath.Join(e.home, "index", "sessions") ||
+		s.Locker.(*session.Locker).Dir != s.Dir || s.Catalog.Progress != nil || s.Backend.Name() != "files" {
 		t.Errorf("sessions: %+v %+v %+v", s.Files, s.Catalog, s.Locker)
 	}
 	s.Catalog.Warn("index is odd")

@@ -178,7 +178,7 @@ func TestPromptRunErrors(t *testing.T) {
 
 	// A session another process's turn holds: exit 1 with a hint.
 	m := e.addSession("busy", "q", "a", time.Now())
-	other := &session.Locker{Dir: e.sessions().Files.Dir, Host: "elsewhere", PID: 4242}
+	other := &session.Locker{Dir: e.sessions().Dir, Host: "elsewhere", PID: 4242}
 	lease, err := other.Acquire(m.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ func newRoot(f *Factory) *cli.Command {
 		newCmdSkills(f, nil),
 		newCmdMemory(f),
 		newCmdSessions(f),
+		newCmdCluster(f),
 		newCmdTools(f, nil),
 		newCmdInit(f, nil),
 		newCmdDoctor(f, nil),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/server"
+	"github.com/openheim/openheim/runtime/backend/jetstream"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/session"
 	"github.com/urfave/cli/v3"
@@ -82,6 +83,7 @@ Examples:
 			}
 			opts.Host, opts.Port, opts.Token = cmd.String("host"), int(cmd.Int("port")), cmd.String("token")
 			opts.InsecureNoAuth = cmd.Bool("insecure-no-auth")
+			f.serving = true // a cluster lists this process as a replica
 			return run(ctx, opts, runF, serveRun)
 		},
 	}
@@ -109,7 +111,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return err
 	}
 	sess.Catalog.Progress = nil
-	session.SweepSpares(sess.Files.Dir) // files left by crashed processes
+	if sess.Dir != "" {
+		session.SweepSpares(sess.Dir) // files left by crashed processes
+	}
 
 	l, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
 	if err != nil {
@@ -117,8 +121,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	rt, release := opts.Runtime(ctx, cfg, sess, true)
 	defer release()
-	srv, err := server.New(server.Options{Engine: rt.Engine, Catalog: sess.Catalog, Version: opts.Version,
-		Token: auth.token, InsecureNoAuth: auth.token == "", Loopback: server.IsLoopback(opts.Host), DataDir: opts.Home()})
+	sopts := server.Options{Engine: rt.Engine, Catalog: sess.Catalog, Version: opts.Version, Token: auth.token,
+		InsecureNoAuth: auth.token == "", Loopback: server.IsLoopback(opts.Host), DataDir: opts.Home(), Backend: sess.Backend}
+	if c, ok := sess.Backend.(*jetstream.Backend); ok {
+		relay := c.Relay()
+		sopts.Relay, sopts.Forwarder = relay, relay
+		defer c.Close() // after the server: its turns release their leases first
+	}
+	srv, err := server.New(sopts)
 	if err != nil {
 		return failure(fmt.Errorf("serve: %w", err))
 	}

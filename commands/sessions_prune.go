@@ -111,7 +111,9 @@ func sessionsReindexRun(_ context.Context, opts *SessionsReindexOptions) error {
 		return err
 	}
 	start := time.Now()
-	session.SweepSpares(s.Files.Dir) // files left by crashed processes
+	if s.Dir != "" {
+		session.SweepSpares(s.Dir) // files left by crashed processes
+	}
 	n, err := s.Catalog.Reindex()
 	if err != nil {
 		return failure(fmt.Errorf("sessions reindex: %w", err))

@@ -18,6 +18,7 @@ import (
 	"github.com/openheim/openheim/protocol/server/web"
 	"github.com/openheim/openheim/protocol/sessionsapi"
 	"github.com/openheim/openheim/protocol/ws"
+	"github.com/openheim/openheim/runtime/backend"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/live"
@@ -65,11 +66,20 @@ type Options struct {
 	// DataDir holds what the sessions API keeps (uploaded agents, session
 	// files and settings): the data directory.
 	DataDir string
+	// Backend, when set, keeps those instead (a cluster's stores).
+	Backend backend.Backend
+	// Relay and Forwarder make this server one replica of a cluster:
+	// turns running on any replica are watched and cancelled from every
+	// one, and what a client sends to a running turn reaches it. nil:
+	// this process only.
+	Relay     live.Relay
+	Forwarder live.Forwarder
 }
 
 // Server is a running openheim HTTP server.
 type Server struct {
 	hub      *live.Hub
+	fwd      live.Forwarder
 	ws       *ws.Server
 	sessions *sessionsapi.API
 	agents   *host.Dispatch // the external agents sessions are bound to
@@ -98,6 +108,9 @@ func New(opts Options) (*Server, error) {
 	}
 	cfg := opts.Engine.Config
 	hub := live.NewHub(context.Background(), opts.Engine)
+	if opts.Relay != nil {
+		hub.SetRelay(opts.Relay)
+	}
 	// Sessions bound to an external ACP agent run on it, through every
 	// transport; the others on the engine.
 	agents := &host.Dispatch{Engine: opts.Engine, Version: opts.Version, Log: log}
@@ -121,10 +134,21 @@ func New(opts Options) (*Server, error) {
 		api.MCP = m.Status
 	}
 
-	sessions, err := sessionsapi.New(sessionsapi.Options{Engine: opts.Engine, Runner: agents, Hub: hub, Store: opts.Engine.Store,
-		Catalog: opts.Catalog, DataDir: opts.DataDir, Log: log})
+	var reps *replicas
+	sopts := sessionsapi.Options{Engine: opts.Engine, Runner: agents, Hub: hub, Store: opts.Engine.Store,
+		Catalog: opts.Catalog, DataDir: opts.DataDir, Backend: opts.Backend, Log: log}
+	if opts.Forwarder != nil {
+		sopts.Route = func(id string, w http.ResponseWriter, r *http.Request) bool { return reps.route(id, w, r) }
+	}
+	sessions, err := sessionsapi.New(sopts)
 	if err != nil {
 		return nil, fmt.Errorf("sessions API: %w", err)
+	}
+	if opts.Forwarder != nil {
+		reps = newReplicas(hub, opts.Forwarder, sessions, lim)
+		if err := opts.Forwarder.Serve(hub.CancelHere, reps.serve); err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
 	}
 
 	mux := http.NewServeMux()
@@ -139,7 +163,7 @@ func New(opts Options) (*Server, error) {
 	// The built-in web client; anything else unknown is a JSON 404.
 	mux.Handle("/", lim.wrap(web.Handler(), maxBodyBytes, false))
 
-	return &Server{hub: hub, ws: wss, sessions: sessions, agents: agents, log: log, http: &http.Server{
+	return &Server{hub: hub, fwd: opts.Forwarder, ws: wss, sessions: sessions, agents: agents, log: log, http: &http.Server{
 		Handler: guard{token: opts.Token, loopbackOnly: opts.Token == "",
 			allowedOrigins: cfg.Serve.AllowedOrigins, public: web.IsAsset}.wrap(mux),
 		ReadHeaderTimeout: min(headerTimeout, lim.read),
@@ -194,6 +218,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, grace time.Duration)
 		s.sessions.Close()
 		s.hub.Stop()
 		s.agents.Close()
+		s.stopForwarding()
 		return err
 	case <-ctx.Done():
 	}
@@ -209,11 +234,18 @@ func (s *Server) Shutdown(grace time.Duration) error {
 	herr := s.http.Shutdown(sctx) // stops accepting, waits for REST requests
 	s.hub.Stop()                  // cancels turns; their answers go out before the close
 	s.agents.Close()              // the external agents, their turns ended
+	s.stopForwarding()
 	werr := s.ws.Shutdown(sctx)
 	if errors.Is(herr, http.ErrServerClosed) {
 		herr = nil
 	}
 	return errors.Join(herr, werr)
+}
+
+func (s *Server) stopForwarding() {
+	if s.fwd != nil {
+		s.fwd.Close()
+	}
 }
 
 // Hub is the server's shared ACP hub (tests watch its turns).

@@ -2,7 +2,6 @@ package sessionsapi
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -46,15 +45,11 @@ func (a *API) validateAgent(ag Agent) error {
 // cancelAgent stops the running turns of the sessions bound to agent id
 // (it is about to be deleted) and waits until they saved.
 func (a *API) cancelAgent(id string) {
-	entries, err := os.ReadDir(a.sessions.dir)
+	sids, err := a.sessions.docs.Keys()
 	if err != nil {
 		return
 	}
-	for _, e := range entries {
-		sid, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok {
-			continue
-		}
+	for _, sid := range sids {
 		s, err := a.sessions.settings(sid)
 		if err != nil || s.AgentID != id {
 			continue

@@ -9,11 +9,10 @@ package sessionsapi
 import (
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/openheim/openheim/runtime/bundle"
+	"github.com/openheim/openheim/runtime/backend"
 	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/history"
 	"github.com/openheim/openheim/runtime/live"
@@ -43,8 +42,16 @@ type Options struct {
 	Catalog *history.Catalog
 	// DataDir holds what only this API keeps: uploaded agents
 	// (DataDir/agents-api), session files (DataDir/files) and session
-	// settings (DataDir/sessions-api).
-	DataDir        string
+	// settings (DataDir/sessions-api), unless Backend keeps them.
+	DataDir string
+	// Backend, when set, keeps the agents, files and settings instead (a
+	// cluster's stores, shared by every replica).
+	Backend backend.Backend
+	// Route, when set, is asked first by the handlers that reach a
+	// session's running turn (events, elicitation answers): it serves the
+	// request on the replica running the turn and returns true, or
+	// returns false to serve it here.
+	Route          func(id string, w http.ResponseWriter, r *http.Request) bool
 	Log            *slog.Logger
 	Now            func() time.Time
 	MaxFileBytes   int64
@@ -83,19 +90,30 @@ func New(opts Options) (*API, error) {
 		opts.StreamQueue = DefaultStreamQueue
 	}
 	a := &API{opts: opts, log: opts.Log}
-	bundles, err := bundle.OpenDir(filepath.Join(opts.DataDir, "agents-api"))
+	b := opts.Backend
+	if b == nil {
+		b = &backend.FileBackend{Home: opts.DataDir}
+	}
+	bundles, err := b.Bundles()
 	if err != nil {
 		return nil, err
 	}
 	a.agents = newAgents(bundles, opts.Engine.Config.AgentsDir(), opts.MaxBundleBytes, opts.Now, a.validateAgent)
-	if a.files, err = sessionfiles.OpenDir(filepath.Join(opts.DataDir, "files"), opts.MaxFileBytes, opts.Now); err != nil {
+	if a.files, err = b.Files(opts.MaxFileBytes, opts.Now); err != nil {
 		return nil, err
 	}
-	a.sessions, err = newSessionRegistry(a, filepath.Join(opts.DataDir, "sessions-api"))
+	docs, err := b.Docs("sessions-api")
 	if err != nil {
 		return nil, err
 	}
+	a.sessions = newRegistry(a, docs)
 	return a, nil
+}
+
+// routed serves r on the replica running session id's turn, when that is
+// another replica (Options.Route).
+func (a *API) routed(id string, w http.ResponseWriter, r *http.Request) bool {
+	return a.opts.Route != nil && a.opts.Route(id, w, r)
 }
 
 // Limit wraps a plain (non-streaming) handler with a body limit and a time

@@ -64,6 +64,9 @@ func (a *API) handlePostEvent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if a.routed(id, w, r) {
+		return
+	}
 	ev, err := decodeEvent(r)
 	if err != nil {
 		writeError(w, err)
@@ -267,6 +270,9 @@ func (a *API) handleResolve(w http.ResponseWriter, r *http.Request) {
 	id, err := a.sessionUUID(r.PathValue("session_id"))
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if a.routed(id, w, r) {
 		return
 	}
 	var req resolveRequest

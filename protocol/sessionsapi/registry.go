@@ -5,12 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/openheim/openheim/runtime/atomicfile"
+	"github.com/openheim/openheim/runtime/backend"
 	"github.com/openheim/openheim/runtime/session"
 )
 
@@ -32,8 +31,8 @@ type settings struct {
 // sessionRegistry holds the trackers of the sessions the API is watching
 // and their settings.
 type sessionRegistry struct {
-	api *API
-	dir string
+	api  *API
+	docs backend.Docs // the settings, by session uuid
 
 	mu       sync.Mutex
 	trackers map[string]*tracker
@@ -44,7 +43,13 @@ func newSessionRegistry(api *API, dir string) (*sessionRegistry, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	return &sessionRegistry{api: api, dir: dir, trackers: map[string]*tracker{}}, nil
+	return newRegistry(api, backend.DocDir(dir)), nil
+}
+
+// newRegistry keeps the settings in docs (a cluster's, shared by every
+// replica).
+func newRegistry(api *API, docs backend.Docs) *sessionRegistry {
+	return &sessionRegistry{api: api, docs: docs, trackers: map[string]*tracker{}}
 }
 
 // tracker returns session id's tracker, starting it on first use.
@@ -134,17 +139,12 @@ func (r *sessionRegistry) close() {
 	}
 }
 
-func (r *sessionRegistry) path(id string) string { return filepath.Join(r.dir, id+".json") }
-
 // settings reads session id's settings; a session without any has the
 // default agent.
 func (r *sessionRegistry) settings(id string) (settings, error) {
 	s := settings{AgentID: defaultAgentID, Labels: map[string]string{}}
-	data, err := os.ReadFile(r.path(id))
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
+	data, found, err := r.docs.Get(id)
+	if err != nil || !found {
 		return s, err
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -164,21 +164,18 @@ func (r *sessionRegistry) save(id string, s settings) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(r.path(id), append(data, '\n'), 0o644)
+	return r.docs.Put(id, append(data, '\n'))
 }
 
 // archived reports whether session id was archived; only sessions with
-// settings can be, so most cost one failed stat.
+// settings can be, so most cost one failed lookup.
 func (r *sessionRegistry) archived(id string) bool {
-	if _, err := os.Stat(r.path(id)); err != nil {
-		return false
-	}
 	s, err := r.settings(id)
 	return err == nil && s.Archived
 }
 
 func (r *sessionRegistry) remove(id string) {
-	os.Remove(r.path(id))
+	r.docs.Delete(id)
 }
 
 // defaultAgentID is the built-in agent: the config's own model and prompt.

@@ -57,6 +57,7 @@ type Config struct {
 	ACPAgents   map[string]*ACPAgent `toml:"acp_agents"`
 	Memory      Memory               `toml:"memory"`
 	Serve       Serve                `toml:"serve"`
+	Cluster     Cluster              `toml:"cluster"`
 	Permissions Permissions          `toml:"permissions"`
 	// DataDir is where sessions, memory, indexes and serve's token go
 	// (relative to this file); see DataHome.

@@ -183,6 +183,9 @@ func (c *Config) validate(md *toml.MetaData) error {
 	if err := c.validateMemory(); err != nil {
 		return err
 	}
+	if err := c.validateCluster(); err != nil {
+		return err
+	}
 	if err := c.validateServe(); err != nil {
 		return err
 	}

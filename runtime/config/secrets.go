@@ -42,7 +42,7 @@ func (c *Config) Secrets() []string {
 			out = append(out, redact.ArgSecrets(slices.Concat(a.Args, a.ExtraArgs))...)
 		}
 	}
-	return out
+	return append(out, c.clusterSecrets()...)
 }
 
 func (p *Provider) secrets(key string) []string {

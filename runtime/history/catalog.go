@@ -24,9 +24,10 @@ import (
 	"github.com/openheim/openheim/runtime/session"
 )
 
-// Catalog answers listing and search over a FileStore through its index.
+// Catalog answers listing and search over a session store through its
+// index: the FileStore, or a cluster's store.
 type Catalog struct {
-	Store    *session.FileStore
+	Store    session.Source
 	IndexDir string // the bleve index directory, e.g. <home>/index/sessions
 	// Warn receives recoverable problems; Progress is called while the
 	// index is rebuilt from scratch (a TTY caller draws a bar).
@@ -34,6 +35,10 @@ type Catalog struct {
 	Progress func(done, total int)
 	// Timeout bounds waiting for another process that holds the index.
 	Timeout time.Duration
+	// CatchUp, when set, marks the sessions changed elsewhere since its
+	// last call (by another replica of a cluster: its writes leave no
+	// marker here); every reader of the index calls it first.
+	CatchUp func(mark func(id string)) error
 
 	markMu sync.Mutex
 }
@@ -84,6 +89,11 @@ func (c *Catalog) timeout() time.Duration {
 // missing, re-synced when its session count differs from the store's, and
 // with every session marked dirty re-indexed.
 func (c *Catalog) open() (*sessions.Index, error) {
+	if c.CatchUp != nil {
+		if err := c.CatchUp(c.MarkDirty); err != nil {
+			c.warn(fmt.Sprintf("session index: catching up with the cluster: %v (results may be behind)", err))
+		}
+	}
 	ix, err := sessions.Open(c.IndexDir, sessions.Options{ReadOnly: true, Timeout: c.timeout()})
 	if errors.Is(err, sessions.ErrMissing) {
 		if _, err := c.Reindex(); err != nil {
@@ -120,11 +130,11 @@ func (c *Catalog) stale(ix *sessions.Index) (bool, error) {
 	if len(marks) > 0 {
 		return true, nil
 	}
-	mtime := dirMtime(c.Store.Dir)
+	mtime := c.Store.Version()
 	if stamp, err := os.ReadFile(c.stampPath()); err == nil && string(stamp) == mtime {
 		return false, nil
 	}
-	ids, err := storeIDs(c.Store.Dir)
+	ids, err := c.Store.IDs()
 	if err != nil {
 		return false, err
 	}
@@ -146,14 +156,6 @@ func (c *Catalog) stamp(mtime string) {
 	}
 }
 
-func dirMtime(dir string) string {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprint(st.ModTime().UnixNano())
-}
-
 // sync re-indexes dirty sessions and reconciles the session sets.
 func (c *Catalog) sync(ix *sessions.Index) error {
 	marks, _ := os.ReadDir(c.dirtyDir())
@@ -172,8 +174,8 @@ func (c *Catalog) sync(ix *sessions.Index) error {
 	}
 	// The mtime is taken before reading the ids: a session created
 	// meanwhile changes it again, so the next reader looks once more.
-	mtime := dirMtime(c.Store.Dir)
-	ids, err := storeIDs(c.Store.Dir)
+	mtime := c.Store.Version()
+	ids, err := c.Store.IDs()
 	if err != nil {
 		return err
 	}
@@ -228,7 +230,7 @@ func (c *Catalog) reindexOne(ix *sessions.Index, id string) error {
 // Reindex rebuilds the index from the store, reporting progress, and
 // returns how many sessions it holds.
 func (c *Catalog) Reindex() (int, error) {
-	ids, err := storeIDs(c.Store.Dir)
+	ids, err := c.Store.IDs()
 	if err != nil {
 		return 0, err
 	}

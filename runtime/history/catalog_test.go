@@ -78,8 +78,8 @@ func TestIndexCatchesUntrackedChanges(t *testing.T) {
 	if hits, err := c.Search("zeppelin", 5); err != nil || len(hits) != 1 || hits[0].Session.ID != hand.ID {
 		t.Fatalf("%+v %v", hits, err)
 	}
-	os.Remove(filepath.Join(c.Store.Dir, hand.ID+".json"))
-	os.Remove(filepath.Join(c.Store.Dir, hand.ID+".jsonl"))
+	os.Remove(filepath.Join(c.Store.(*session.FileStore).Dir, hand.ID+".json"))
+	os.Remove(filepath.Join(c.Store.(*session.FileStore).Dir, hand.ID+".jsonl"))
 	if list, _ := c.List(Filter{}); len(list) != 1 || list[0].Title != "tracked" {
 		t.Fatalf("%+v", list)
 	}

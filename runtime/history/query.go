@@ -2,9 +2,6 @@ package history
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -126,21 +123,3 @@ func snippet(text string, words []string) string {
 
 // storeIDs lists the session ids in a history directory without reading
 // any file: the cheap half of the staleness check.
-func storeIDs(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("session store: %w", err)
-	}
-	var ids []string
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if ok && session.ValidateID(id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids, nil
-}

@@ -54,6 +54,10 @@ type Hub struct {
 	// Striped by session id: sessions rarely share one.
 	seed  maphash.Seed
 	edges [64]sync.Mutex
+
+	// relay shares turns with other replicas (relay.go); nil: none.
+	relay   Relay
+	watches map[string]*watch // sessions watched on other replicas
 }
 
 type turn struct {
@@ -113,6 +117,7 @@ func (h *Hub) Subscribe(id string, s event.Sink) {
 		}
 	}
 	h.subs[id] = append(append([]event.Sink(nil), h.subs[id]...), s)
+	h.watchLocked(id)
 }
 
 // Unsubscribe detaches s from the session; the last one to leave a session
@@ -129,6 +134,7 @@ func (h *Hub) Unsubscribe(id string, s event.Sink) {
 	idle := len(next) == 0 && h.turns[id] == nil
 	if len(next) == 0 {
 		delete(h.subs, id)
+		h.unwatchLocked(id)
 	} else {
 		h.subs[id] = next
 	}
@@ -139,8 +145,17 @@ func (h *Hub) Unsubscribe(id string, s event.Sink) {
 }
 
 // Publish sends ev to every subscriber of its session except skip (nil:
-// none). A turn's own events reach it through the sink Run gives the turn.
+// none), here and on the other replicas. A turn's own events reach it
+// through the sink Run gives the turn.
 func (h *Hub) Publish(ev event.Event, skip event.Sink) {
+	h.publishHere(ev, skip)
+	if h.relay != nil {
+		h.relay.Publish(ev)
+	}
+}
+
+// publishHere sends ev to this process's subscribers but skip.
+func (h *Hub) publishHere(ev event.Event, skip event.Sink) {
 	h.mu.RLock()
 	subs := h.subs[ev.SessionID]
 	h.mu.RUnlock()
@@ -169,17 +184,20 @@ func (h *Hub) Run(id string, input []message.Block, run RunFunc) (<-chan Outcome
 	out := make(chan Outcome, 1)
 	go func() {
 		defer h.wg.Done() // Stop returns once the outcome is handed on
-		limit := h.Queue
-		if limit <= 0 {
-			limit = DefaultQueue
-		}
-		queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { h.Publish(ev, nil) }), limit)
+		queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { h.Publish(ev, nil) }), h.queueLimit())
 		end, err := run(ctx, queue)
 		queue.Close()
 		h.end(id, t, end, err)
 		out <- Outcome{End: end, Err: err}
 	}()
 	return out, nil
+}
+
+func (h *Hub) queueLimit() int {
+	if h.Queue <= 0 {
+		return DefaultQueue
+	}
+	return h.Queue
 }
 
 // begin registers a turn of session id and publishes its TurnStart.
@@ -192,6 +210,10 @@ func (h *Hub) begin(id string, input []message.Block) (context.Context, *turn, e
 	if h.turns[id] != nil {
 		h.mu.Unlock()
 		return nil, nil, &session.BusyError{SessionID: id}
+	}
+	if replica, ok := h.elsewhere(id); ok {
+		h.mu.Unlock()
+		return nil, nil, &session.BusyError{SessionID: id, Holder: replica}
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
 	t := &turn{cancel: cancel, done: make(chan struct{})}
@@ -242,9 +264,20 @@ func (h *Hub) forgetSession(id string) {
 	}
 }
 
-// Cancel stops the session's running turn, if any, and returns a channel
-// closed once it has ended, saved the session and told its watchers.
+// Cancel stops the session's running turn, if any, here or on another
+// replica, and returns a channel closed once it has ended, saved the
+// session and told its watchers.
 func (h *Hub) Cancel(id string) <-chan struct{} {
+	if done := h.cancelLocal(id); done != closed {
+		return done
+	}
+	if replica, ok := h.elsewhere(id); ok {
+		return h.relay.Cancel(replica, id)
+	}
+	return closed
+}
+
+func (h *Hub) cancelLocal(id string) <-chan struct{} {
 	h.mu.RLock()
 	t := h.turns[id]
 	if t == nil {
@@ -260,8 +293,19 @@ func (h *Hub) Cancel(id string) <-chan struct{} {
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// IsRunning reports whether session id has a turn running.
+// IsRunning reports whether session id has a turn running, here or on
+// another replica.
 func (h *Hub) IsRunning(id string) bool {
+	if h.IsRunningHere(id) {
+		return true
+	}
+	_, ok := h.elsewhere(id)
+	return ok
+}
+
+// IsRunningHere reports whether session id has a turn running in this
+// process.
+func (h *Hub) IsRunningHere(id string) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.turns[id] != nil

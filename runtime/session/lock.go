@@ -12,10 +12,17 @@ import (
 	"time"
 )
 
-// BusyError says this process is already running a turn on the session.
-type BusyError struct{ SessionID string }
+// BusyError says a turn is already running on the session: in this
+// process, or (Holder set) on another replica of a cluster.
+type BusyError struct {
+	SessionID string
+	Holder    string // the replica running it; "" for this process
+}
 
 func (e *BusyError) Error() string {
+	if e.Holder != "" {
+		return "session " + e.SessionID + " is busy: a turn is already running on it on replica " + e.Holder
+	}
 	return "session " + e.SessionID + " is busy: a turn is already running on it in this process"
 }
 

@@ -175,8 +175,11 @@ func rpcError(id string, err error) error {
 	var usage *engine.UsageError
 	switch {
 	case errors.As(err, &busy):
-		return &jsonrpc.Error{Code: jsonrpc.Internal, Message: jsonrpc.Message(jsonrpc.Internal),
-			Data: map[string]any{"kind": "session_busy", "session_id": id}}
+		data := map[string]any{"kind": "session_busy", "session_id": id}
+		if busy.Holder != "" {
+			data["replica"] = busy.Holder // the cluster replica running the turn
+		}
+		return &jsonrpc.Error{Code: jsonrpc.Internal, Message: jsonrpc.Message(jsonrpc.Internal), Data: data}
 	case errors.As(err, &locked):
 		return &jsonrpc.Error{Code: jsonrpc.Internal, Message: jsonrpc.Message(jsonrpc.Internal),
 			Data: map[string]any{"kind": "session_locked", "session_id": id, "pid": locked.PID, "host": locked.Host}}

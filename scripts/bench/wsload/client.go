@@ -49,10 +49,13 @@ type conn struct {
 
 // clientOpts is what every connection of a run shares.
 type clientOpts struct {
-	url    string // ws://HOST/ws
-	token  string // sent as Authorization: Bearer when set
-	cwd    string
-	chunks int // expected deltas per reply, to size the latency slice
+	url string // ws://HOST/ws
+	// watchURL, when set, is another replica's /ws: the session is loaded
+	// there too, and its updates are counted there, not on url.
+	watchURL string
+	token    string // sent as Authorization: Bearer when set
+	cwd      string
+	chunks   int // expected deltas per reply, to size the latency slice
 
 	setupSem chan struct{}   // bounds concurrent dial + set-up
 	start    <-chan struct{} // closed when every connection is set up
@@ -74,6 +77,14 @@ func runConn(ctx context.Context, o clientOpts) *connResult {
 		return res
 	}
 	res.conn = c
+	var w *conn
+	if o.watchURL != "" {
+		if w, err = watcher(ctx, o, sid, res, deadline); err != nil {
+			res.setupErr = err
+			return res
+		}
+		defer w.close()
+	}
 
 	select {
 	case <-o.start:
@@ -82,40 +93,92 @@ func runConn(ctx context.Context, o clientOpts) *connResult {
 		return res
 	}
 	res.lat = make([]int64, 0, o.chunks)
-	res.runErr = c.prompt(sid)
+	if w == nil {
+		res.runErr = c.prompt(sid)
+		return res
+	}
+	// The prompter's own stream is read and dropped; the watcher counts.
+	c.res = &connResult{others: map[string]int{}}
+	done := make(chan error, 1)
+	go func() { done <- c.prompt(sid) }()
+	res.runErr = w.watch(o.chunks, done)
 	return res
 }
 
-func setup(ctx context.Context, o clientOpts, res *connResult, deadline time.Time) (*conn, string, error) {
-	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	var h http.Header
-	if o.token != "" {
-		h = http.Header{"Authorization": {"Bearer " + o.token}}
-	}
-	ws, resp, err := d.DialContext(ctx, o.url, h)
+// watcher opens the session on the watch replica (session/load), where
+// the updates of its turns arrive from the replica running them.
+func watcher(ctx context.Context, o clientOpts, sid string, res *connResult, deadline time.Time) (*conn, error) {
+	wo := o
+	wo.url = o.watchURL
+	c, err := dialInit(ctx, wo, res, deadline)
 	if err != nil {
-		if resp != nil {
-			return nil, "", fmt.Errorf("dial: %w (HTTP %s)", err, resp.Status)
-		}
-		return nil, "", fmt.Errorf("dial: %w", err)
+		return nil, fmt.Errorf("watch replica: %w", err)
 	}
-	// One deadline for the whole run, set once, rather than a timer reset
-	// on every frame.
-	_ = ws.SetReadDeadline(deadline)
-	_ = ws.SetWriteDeadline(deadline)
-	c := &conn{ws: ws, res: res}
+	if _, err := c.call(idNewSession, "session/load", map[string]any{"sessionId": sid, "cwd": o.cwd, "mcpServers": []any{}}); err != nil {
+		c.close()
+		return nil, fmt.Errorf("watch replica: %w", err)
+	}
+	return c, nil
+}
 
-	greeting, err := c.read()
+// watch counts the updates of a turn prompted elsewhere until all chunks
+// arrived, or the prompt answered and a grace period passed (what was
+// dropped on the way is then missing from the count).
+func (c *conn) watch(chunks int, prompted <-chan error) error {
+	frames := make(chan []byte, 64)
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			msg, err := c.read()
+			if err != nil {
+				readErr <- err
+				close(frames)
+				return
+			}
+			frames <- bytes.Clone(msg)
+		}
+	}()
+	var grace <-chan time.Time
+	var perr error
+	for c.res.chunks < chunks {
+		select {
+		case msg, ok := <-frames:
+			if !ok {
+				return fmt.Errorf("watching: after %d updates: %w", c.res.updates, <-readErr)
+			}
+			now := time.Now().UnixNano()
+			if !isAgentChunk(msg) {
+				c.res.others[frameKind(msg)]++
+				continue
+			}
+			if c.res.updates == 0 {
+				c.res.first = now
+			}
+			c.res.updates++
+			c.res.done = now
+			if i := bytes.Index(msg, stampPrefix); i >= 0 {
+				c.res.lat = append(c.res.lat, now-parseStamp(msg[i+len(stampPrefix):]))
+				c.res.chunks += bytes.Count(msg[i:], stampPrefix)
+			}
+		case perr = <-prompted:
+			prompted = nil
+			if perr != nil {
+				return perr
+			}
+			grace = time.After(2 * time.Second)
+		case <-grace:
+			return nil
+		}
+	}
+	if prompted != nil {
+		perr = <-prompted
+	}
+	return perr
+}
+
+func setup(ctx context.Context, o clientOpts, res *connResult, deadline time.Time) (*conn, string, error) {
+	c, err := dialInit(ctx, o, res, deadline)
 	if err != nil {
-		c.close()
-		return nil, "", fmt.Errorf("greeting: %w", err)
-	}
-	if gjson.GetBytes(greeting, "channel").String() != "fs" || gjson.GetBytes(greeting, "data.type").String() != "connected" {
-		c.close()
-		return nil, "", fmt.Errorf("greeting: expected the fs channel's connected message, got %.200s", greeting)
-	}
-	if _, err := c.call(idInitialize, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
-		c.close()
 		return nil, "", err
 	}
 	r, err := c.call(idNewSession, "session/new", map[string]any{"cwd": o.cwd, "mcpServers": []any{}})
@@ -129,6 +192,42 @@ func setup(ctx context.Context, o clientOpts, res *connResult, deadline time.Tim
 		return nil, "", fmt.Errorf("session/new: no sessionId in %.200s", r.Raw)
 	}
 	return c, sid, nil
+}
+
+// dialInit connects to o.url, reads the greeting and initializes ACP.
+func dialInit(ctx context.Context, o clientOpts, res *connResult, deadline time.Time) (*conn, error) {
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	var h http.Header
+	if o.token != "" {
+		h = http.Header{"Authorization": {"Bearer " + o.token}}
+	}
+	ws, resp, err := d.DialContext(ctx, o.url, h)
+	if err != nil {
+		if resp != nil {
+			return nil, fmt.Errorf("dial: %w (HTTP %s)", err, resp.Status)
+		}
+		return nil, fmt.Errorf("dial: %w", err)
+	}
+	// One deadline for the whole run, set once, rather than a timer reset
+	// on every frame.
+	_ = ws.SetReadDeadline(deadline)
+	_ = ws.SetWriteDeadline(deadline)
+	c := &conn{ws: ws, res: res}
+
+	greeting, err := c.read()
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("greeting: %w", err)
+	}
+	if gjson.GetBytes(greeting, "channel").String() != "fs" || gjson.GetBytes(greeting, "data.type").String() != "connected" {
+		c.close()
+		return nil, fmt.Errorf("greeting: expected the fs channel's connected message, got %.200s", greeting)
+	}
+	if _, err := c.call(idInitialize, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
 }
 
 func (c *conn) close() {

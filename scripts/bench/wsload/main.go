@@ -36,6 +36,10 @@ type options struct {
 	timeout           time.Duration
 	settle            time.Duration
 	verbose           bool
+	// replicas 2 starts two servers (the config must have [cluster]):
+	// every session is prompted on the first and watched on the second,
+	// where its updates are counted.
+	replicas int
 }
 
 func main() {
@@ -55,6 +59,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 45*time.Second, "deadline of each run, set-up included")
 	flag.DurationVar(&o.settle, "settle", 500*time.Millisecond, "pause before reading idle memory")
 	flag.BoolVar(&o.verbose, "v", false, "copy the server's stderr to ours")
+	flag.IntVar(&o.replicas, "replicas", 1, "with -openheim: 2 starts two replicas of a cluster (the config's [cluster]); each session is prompted on one and its updates counted on the other")
 	flag.Parse()
 
 	var conns []int
@@ -70,6 +75,9 @@ func main() {
 	}
 	if o.cwd == "" {
 		fatalf("-cwd is required: the work_dir sessions run in")
+	}
+	if o.replicas != 1 && (o.replicas != 2 || o.bin == "") {
+		fatalf("-replicas is 1, or 2 with -openheim")
 	}
 
 	var results []*runResult
@@ -106,14 +114,25 @@ func fatalf(format string, a ...any) {
 // run is one measurement: n connections against a fresh server.
 func run(o options, n int) (res *runResult, err error) {
 	base, pid, token := o.url, o.pid, o.token
+	watch := ""
 	if o.bin != "" {
 		home, err := os.MkdirTemp(o.home, "home-")
 		if err != nil {
 			return nil, err
 		}
-		srv, err := startServer(o.bin, o.config, home, 15*time.Second, o.verbose)
+		token = newToken()
+		srv, err := startServerWith(o.bin, o.config, home, token, 15*time.Second, o.verbose)
 		if err != nil {
 			return nil, err
+		}
+		if o.replicas == 2 {
+			w, err := startWatchReplica(o, token)
+			if err != nil {
+				srv.stop()
+				return nil, err
+			}
+			defer w.stop()
+			watch = w.URL
 		}
 		defer func() {
 			// What it logged before being asked to stop; its shutdown
@@ -125,7 +144,7 @@ func run(o options, n int) (res *runResult, err error) {
 				res.stderrLines, res.stderrHead = lines, head
 			}
 		}()
-		base, pid, token = srv.URL, srv.Pid(), srv.token
+		base, pid = srv.URL, srv.Pid()
 	}
 	r := &runResult{conns: n, errs: map[string]int{}, others: map[string]int{}}
 	time.Sleep(o.settle)
@@ -138,7 +157,8 @@ func run(o options, n int) (res *runResult, err error) {
 	var ready, all sync.WaitGroup
 	ready.Add(n)
 	co := clientOpts{
-		url:      "ws" + strings.TrimPrefix(strings.TrimRight(base, "/"), "http") + "/ws",
+		url:      wsURL(base),
+		watchURL: wsURL(watch),
 		token:    token,
 		cwd:      o.cwd,
 		chunks:   o.chunks,
@@ -185,6 +205,22 @@ func run(o options, n int) (res *runResult, err error) {
 		return r, errors.New("no session could be set up: " + tally(r.errs))
 	}
 	return r, nil
+}
+
+func wsURL(base string) string {
+	if base == "" {
+		return ""
+	}
+	return "ws" + strings.TrimPrefix(strings.TrimRight(base, "/"), "http") + "/ws"
+}
+
+// startWatchReplica starts the second replica, with its own data dir.
+func startWatchReplica(o options, token string) (*server, error) {
+	home, err := os.MkdirTemp(o.home, "home-")
+	if err != nil {
+		return nil, err
+	}
+	return startServerWith(o.bin, o.config, home, token, 15*time.Second, o.verbose)
 }
 
 // mem reads a server's memory; zeros when there is no pid to read.

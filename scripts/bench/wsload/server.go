@@ -52,9 +52,18 @@ const maxTail = 8
 // OPENHEIM_HOME=home and a fresh token, and waits (up to wait) for its
 // listening line.
 func startServer(bin, cfg, home string, wait time.Duration, verbose bool) (*server, error) {
+	return startServerWith(bin, cfg, home, newToken(), wait, verbose)
+}
+
+func newToken() string {
 	b := make([]byte, 32)
 	rand.Read(b)
-	token := hex.EncodeToString(b)
+	return hex.EncodeToString(b)
+}
+
+// startServerWith is startServer with a given token: the replicas of a
+// cluster share one.
+func startServerWith(bin, cfg, home, token string, wait time.Duration, verbose bool) (*server, error) {
 	args := []string{"serve", "--host", "127.0.0.1", "--port", "0"}
 	if cfg != "" {
 		args = append([]string{"--config", cfg}, args...)

@@ -1,0 +1,283 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/live"
+)
+
+// Relay is live.Relay over core NATS subjects: a running turn's events on
+// P.ev.<session> (in order: one publisher, one connection), and requests
+// to one replica on P.rep.<replica>.<what>. Nothing of it is stored: a
+// replica that misses events reads the session from the store, as a
+// client reconnecting does.
+type Relay struct {
+	b  *Backend
+	me string // this replica's subject-safe name
+
+	mu   sync.Mutex
+	subs []*nats.Subscription
+
+	// The leases of the sessions watched here (watchLease).
+	lmu      sync.Mutex
+	lwatch   map[string]map[*int]func(event.Event)
+	holders  map[string]holder
+	lstarted bool
+	lready   bool
+}
+
+var _ live.Relay = (*Relay)(nil)
+
+const hFrom = "Oh-From" // the replica that published an event
+
+// Relay returns the backend's relay (one per backend).
+func (b *Backend) Relay() *Relay {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.relay == nil {
+		b.relay = &Relay{b: b, me: kvKey(b.opts.Replica)}
+	}
+	return b.relay
+}
+
+func (r *Relay) evSubject(id string) string { return r.b.opts.Prefix + ".ev." + id }
+
+func (r *Relay) repSubject(replica, what string) string {
+	return r.b.opts.Prefix + ".rep." + kvKey(replica) + "." + what
+}
+
+// Publish implements live.Relay. An event that cannot be encoded or sent
+// is dropped with a warning: the turn never waits on other replicas.
+func (r *Relay) Publish(ev event.Event) {
+	data, err := event.MarshalWire(ev)
+	if err != nil {
+		r.b.warn("relay: encoding an event: " + err.Error())
+		return
+	}
+	m := &nats.Msg{Subject: r.evSubject(ev.SessionID), Data: data, Header: nats.Header{hFrom: []string{r.me}}}
+	if err := r.b.nc.PublishMsg(m); err != nil {
+		r.b.warn("relay: publishing an event: " + err.Error())
+	}
+}
+
+// Watch implements live.Relay: deliver is called on the subscription's
+// own goroutine, one event at a time, in the order they were published.
+func (r *Relay) Watch(id string, deliver func(event.Event)) (stop func()) {
+	sub, err := r.b.nc.Subscribe(r.evSubject(id), func(m *nats.Msg) {
+		if m.Header.Get(hFrom) == r.me {
+			return
+		}
+		ev, err := event.UnmarshalWire(m.Data)
+		if err != nil {
+			r.b.warn("relay: decoding an event: " + err.Error())
+			return
+		}
+		deliver(ev)
+	})
+	if err != nil {
+		r.b.warn("relay: watching session " + id + ": " + err.Error())
+		return func() {}
+	}
+	// The hub's queue bounds what waits; NATS must not drop before it.
+	sub.SetPendingLimits(-1, -1)
+	stopLease := r.watchLease(id, deliver)
+	return func() {
+		sub.Unsubscribe()
+		stopLease()
+	}
+}
+
+// watchLease ends, for the watchers here, a turn whose replica died: its
+// lease expires (the server removes it, leaving a purge marker, where a
+// replica releasing its lease deletes it) and no TurnEnd will come from
+// it. What it stored is kept; the step it was in is cut short, as after a
+// crash on one host, and the next turn (on any replica) continues. One
+// watch of the whole leases bucket serves every watched session.
+func (r *Relay) watchLease(id string, deliver func(event.Event)) (stop func()) {
+	key := new(int)
+	r.lmu.Lock()
+	if r.lwatch == nil {
+		r.lwatch = map[string]map[*int]func(event.Event){}
+		r.holders = map[string]holder{}
+	}
+	if r.lwatch[id] == nil {
+		r.lwatch[id] = map[*int]func(event.Event){}
+	}
+	r.lwatch[id][key] = deliver
+	start := !r.lstarted
+	r.lstarted = true
+	r.lmu.Unlock()
+	if start {
+		go r.leaseLoop()
+	}
+	return func() {
+		r.lmu.Lock()
+		delete(r.lwatch[id], key)
+		if len(r.lwatch[id]) == 0 {
+			delete(r.lwatch, id)
+		}
+		r.lmu.Unlock()
+	}
+}
+
+// leaseLoop follows the leases bucket until the backend closes,
+// restarting the watch should it end (a reconnect).
+func (r *Relay) leaseLoop() {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-r.b.stop; cancel() }()
+	for ctx.Err() == nil && !r.b.nc.IsClosed() {
+		w, err := r.b.leases.WatchAll(ctx)
+		if err != nil {
+			r.b.warn("relay: watching the leases: " + err.Error())
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for e := range w.Updates() {
+			if e != nil {
+				r.leaseChanged(e)
+				continue
+			}
+			r.lmu.Lock()
+			r.lready = true // the holders are known from here on
+			r.lmu.Unlock()
+		}
+		r.lmu.Lock()
+		r.lready = false
+		r.lmu.Unlock()
+		w.Stop()
+	}
+}
+
+func (r *Relay) leaseChanged(e jetstream.KeyValueEntry) {
+	id := e.Key()
+	r.lmu.Lock()
+	last := r.holders[id]
+	var delivers []func(event.Event)
+	switch e.Operation() {
+	case jetstream.KeyValuePut:
+		var h holder
+		json.Unmarshal(e.Value(), &h)
+		r.holders[id] = h
+	case jetstream.KeyValuePurge:
+		delete(r.holders, id)
+		if last.Replica != "" && kvKey(last.Replica) != r.me {
+			for _, d := range r.lwatch[id] {
+				delivers = append(delivers, d)
+			}
+		}
+	default:
+		delete(r.holders, id)
+	}
+	r.lmu.Unlock()
+	for _, d := range delivers {
+		d(event.Event{SessionID: id, Kind: event.TurnEnd, End: &event.End{StopReason: event.StopEndTurn,
+			Err: fmt.Errorf("replica %s stopped answering and its lease expired: the turn ended there; every step it stored is kept", last.Replica)}})
+	}
+}
+
+// Elsewhere implements live.Relay from the session's lease: for a
+// session watched here, as the lease watch last saw it (no round trip:
+// trackers ask often); for any other, read from the bucket.
+func (r *Relay) Elsewhere(id string) (string, bool) {
+	r.lmu.Lock()
+	if r.lready && r.lwatch[id] != nil {
+		h, ok := r.holders[id]
+		r.lmu.Unlock()
+		if !ok || kvKey(h.Replica) == r.me {
+			return "", false
+		}
+		return h.Replica, true
+	}
+	r.lmu.Unlock()
+	replica, ok := r.b.Holder(id)
+	if !ok || kvKey(replica) == r.me {
+		return "", false
+	}
+	return replica, true
+}
+
+// cancelWait bounds waiting for another replica's turn to end.
+const cancelWait = 30 * time.Second
+
+// Cancel implements live.Relay.
+func (r *Relay) Cancel(replica, id string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.b.nc.Request(r.repSubject(replica, "cancel"), []byte(id), cancelWait)
+	}()
+	return done
+}
+
+// forwardWait bounds a forwarded request.
+const forwardWait = 30 * time.Second
+
+// Forward implements live.Forwarder.
+func (r *Relay) Forward(replica string, req live.Request) (live.Response, error) {
+	data, _ := json.Marshal(req)
+	m, err := r.b.nc.Request(r.repSubject(replica, "http"), data, forwardWait)
+	if err != nil {
+		return live.Response{}, err
+	}
+	var resp live.Response
+	err = json.Unmarshal(m.Data, &resp)
+	return resp, err
+}
+
+// Serve implements live.Forwarder: it answers the other replicas: cancels of turns running here (cancel
+// returns once the turn ended) and forwarded requests (serve answers
+// them). Each is handled on a goroutine of its own; Close stops serving.
+func (r *Relay) Serve(cancel func(id string) <-chan struct{}, serve func(live.Request) live.Response) error {
+	c, err := r.b.nc.Subscribe(r.repSubject(r.b.opts.Replica, "cancel"), func(m *nats.Msg) {
+		go func() {
+			select {
+			case <-cancel(string(m.Data)):
+			case <-time.After(cancelWait):
+			}
+			m.Respond(nil)
+		}()
+	})
+	if err != nil {
+		return err
+	}
+	h, err := r.b.nc.Subscribe(r.repSubject(r.b.opts.Replica, "http"), func(m *nats.Msg) {
+		go func() {
+			var req live.Request
+			resp := live.Response{Status: 400, Body: []byte(`{"error":"bad forwarded request"}`)}
+			if json.Unmarshal(m.Data, &req) == nil {
+				resp = serve(req)
+			}
+			data, _ := json.Marshal(resp)
+			m.Respond(data)
+		}()
+	})
+	if err != nil {
+		c.Unsubscribe()
+		return err
+	}
+	r.mu.Lock()
+	r.subs = append(r.subs, c, h)
+	r.mu.Unlock()
+	return nil
+}
+
+// Close stops serving.
+func (r *Relay) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.subs {
+		s.Unsubscribe()
+	}
+	r.subs = nil
+}
