@@ -239,3 +239,35 @@ func canon(t *testing.T, s string) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestAgentChunkSplitSecretMasked: an external agent's answer goes out as
+// openheim's own does: a config secret it streams in two chunks is masked
+// in the turn's stream.
+func TestAgentChunkSplitSecretMasked(t *testing.T) {
+	work, _ := filepath.EvalSymlinks(t.TempDir())
+	key := "sk-proj-9f8e7d6c5b4a"
+	ups := []json.RawMessage{
+		json.RawMessage(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"the key: sk-proj-9"}}`),
+		json.RawMessage(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"f8e7d6c5b4a, done"}}`),
+	}
+	cfg := &config.Config{WorkDir: work, Providers: map[string]*config.Provider{"p": {APIKey: key}}}
+	r, _ := fakeRunner(t, acptest.Script{Updates: ups}, cfg, false)
+	var mu sync.Mutex
+	var text strings.Builder
+	_, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
+		Sink: event.SinkFunc(func(ev event.Event) {
+			if ev.Kind == event.AgentMessageChunk {
+				mu.Lock()
+				text.WriteString(ev.Content.Text)
+				mu.Unlock()
+			}
+		})})
+	if err != nil || end.Err != nil {
+		t.Fatalf("prompt: %v %v", err, end.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := text.String(); got != "the key: <redacted>, done" {
+		t.Errorf("streamed %q", got)
+	}
+}

@@ -192,6 +192,8 @@ func (r *Runner) prompt(ctx context.Context, req engine.Request) (session.Meta, 
 	if sink == nil {
 		sink = event.Discard
 	}
+	sink, flush := r.Engine.RedactChunks(sink)
+	defer flush()
 	sink.Emit(meta.InfoEvent()) // the stream opens with the session, as the engine's does
 	tr := &transcript{sink: sink, store: store, id: meta.ID, next: stored}
 	if err := tr.commit(message.Message{Role: message.RoleUser, Content: req.Input}); err != nil {
