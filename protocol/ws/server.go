@@ -81,9 +81,9 @@ func (s *Server) init() {
 			HandshakeTimeout: 10 * time.Second,
 			// Selected when offered: a browser that carries its token in a
 			// second subprotocol needs one chosen, or it drops the socket.
-			Subprotocols: []string{Subprotocol},
-			WriteBufferPool:  &sync.Pool{}, // idle connections hold no write buffer
-			CheckOrigin:      check,
+			Subprotocols:    []string{Subprotocol},
+			WriteBufferPool: &sync.Pool{}, // idle connections hold no write buffer
+			CheckOrigin:     check,
 			Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
 				writeError(w, status, reason.Error())
 			},
