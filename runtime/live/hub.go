@@ -315,17 +315,24 @@ func (h *Hub) IsRunningHere(id string) bool {
 }
 
 // fanout is the sink of a turn's queue: each delivery publishes what was
-// queued, with runs of text chunks merged (event.Coalesce), so a session
-// whose watchers fell behind catches up in a few larger updates, each
-// encoded and framed once, rather than one per token.
+// queued. When that is CoalesceAt events or more, the watchers are behind
+// (a busy server) and runs of text chunks are merged (event.Coalesce), so
+// they catch up in a few larger updates, each encoded and framed once,
+// rather than one per token; a short batch passes as it came.
 type fanout struct {
 	publish func(event.Event, event.Sink)
 }
 
+// CoalesceAt is the queued events from which a delivery merges text runs.
+const CoalesceAt = 16
+
 func (f fanout) Emit(ev event.Event) { f.publish(ev, nil) }
 
 func (f fanout) EmitBatch(evs []event.Event) {
-	for _, ev := range event.Coalesce(evs) {
+	if len(evs) >= CoalesceAt {
+		evs = event.Coalesce(evs)
+	}
+	for _, ev := range evs {
 		f.publish(ev, nil)
 	}
 }
