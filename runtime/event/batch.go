@@ -13,16 +13,25 @@ type BatchSink interface {
 	EmitBatch([]Event)
 }
 
+// MaxCoalesced bounds the text of a chunk Coalesce merges: a transport's
+// queue, bounded in updates, still fills for a client that stops reading.
+const MaxCoalesced = 16 << 10
+
 // Coalesce merges each run of consecutive text chunks of one kind, session
-// and summary flag into one chunk holding their texts in order, in place,
-// and returns the shortened slice. Nothing is lost: a reader sees the same
+// and summary flag into one chunk holding their texts in order (up to
+// MaxCoalesced bytes), in place, and returns the shortened slice. Nothing is lost: a reader sees the same
 // text in fewer, larger pieces. A merged chunk gets a new Content; the
 // events' own are left as they were.
 func Coalesce(evs []Event) []Event {
 	out := evs[:0]
 	for i := 0; i < len(evs); {
-		j := i + 1
-		for j < len(evs) && mergeable(&evs[i], &evs[j]) && evs[i].Summary == evs[j].Summary {
+		j, size := i+1, 0
+		if evs[i].Content != nil {
+			size = len(evs[i].Content.Text)
+		}
+		for j < len(evs) && mergeable(&evs[i], &evs[j]) && evs[i].Summary == evs[j].Summary &&
+			size+len(evs[j].Content.Text) <= MaxCoalesced {
+			size += len(evs[j].Content.Text)
 			j++
 		}
 		e := evs[i]

@@ -43,6 +43,13 @@ func TestCoalesce(t *testing.T) {
 	if !out[3].Summary || out[2].Summary {
 		t.Error("a summary merged with reasoning")
 	}
+	big := make([]Event, 3)
+	for i := range big {
+		big[i] = Text("s", AgentMessageChunk, string(make([]byte, MaxCoalesced/2)))
+	}
+	if got := Coalesce(big); len(got) != 2 || len(got[0].Content.Text) != MaxCoalesced {
+		t.Errorf("merged past MaxCoalesced: %d chunks", len(got))
+	}
 	if got := Coalesce(nil); len(got) != 0 {
 		t.Errorf("Coalesce(nil) = %v", got)
 	}
