@@ -31,6 +31,9 @@ bench:
 	scripts/bench/prompt.sh
 	scripts/bench/sessions.sh
 	scripts/bench/serve.sh
+	$(GO) test -run '^$$' -bench . -benchmem ./runtime/live/
+	$(GO) test -run '^$$' -bench StreamDelta -benchmem ./protocol/sessionsapi/
+	$(GO) test -run '^$$' -bench SSEStream -benchtime 10x -benchmem ./protocol/sessionsapi/
 
 install:
 	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/openheim

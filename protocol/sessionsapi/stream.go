@@ -10,6 +10,9 @@ import (
 // is dropped instead of holding the connection forever.
 const writeWindow = 30 * time.Second
 
+// maxCoalesce bounds the bytes written between two flushes of a stream.
+const maxCoalesce = 64 << 10
+
 // streamSub is one SSE subscriber: a bounded queue of encoded frames
 // between the tracker (which must never wait) and the HTTP handler.
 type streamSub struct {
@@ -104,6 +107,27 @@ func (a *API) handleStream(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
+	// writeQueued writes f and every frame queued behind it with one
+	// deadline and one flush: a subscriber that fell behind catches up in
+	// a few large writes rather than a system call per frame.
+	writeQueued := func(f []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(writeWindow))
+		for n := 0; ; n += len(f) {
+			if _, err := w.Write(f); err != nil {
+				return false
+			}
+			if n >= maxCoalesce {
+				break
+			}
+			select {
+			case f = <-sub.frames:
+				continue
+			default:
+			}
+			break
+		}
+		return rc.Flush() == nil
+	}
 	// The stream starts with where the session stands.
 	if !write(statusFrame(t)) {
 		return
@@ -113,7 +137,7 @@ func (a *API) handleStream(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case f := <-sub.frames:
-			if !write(f) {
+			if !writeQueued(f) {
 				return
 			}
 		case <-sub.signal:

@@ -157,6 +157,12 @@ func (t *tracker) emitSSE(name string, fields map[string]any) {
 	frame = append(frame, "\ndata: "...)
 	frame = append(frame, data...)
 	frame = append(frame, "\n\n"...)
+	t.offer(frame)
+}
+
+// offer queues an encoded frame for every subscriber (the same bytes for
+// all, which nobody modifies); mu is held.
+func (t *tracker) offer(frame []byte) {
 	for s := range t.subs {
 		if !s.offer(frame) {
 			delete(t.subs, s)

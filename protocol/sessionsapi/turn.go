@@ -134,12 +134,14 @@ func (t *tracker) delta(id, typ, name string, ev event.Event) {
 	if ev.Content == nil || ev.Content.Text == "" {
 		return
 	}
-	it := &Item{ID: id, ResponseID: t.turn.resp, Model: t.items.model, Type: typ, Status: "in_progress", Content: []Part{}}
-	if typ == "message" {
-		it.Role = "assistant"
+	if _, ok := t.turn.open[id]; !ok {
+		it := &Item{ID: id, ResponseID: t.turn.resp, Model: t.items.model, Type: typ, Status: "in_progress", Content: []Part{}}
+		if typ == "message" {
+			it.Role = "assistant"
+		}
+		t.open(it)
 	}
-	t.open(it)
-	t.emitSSE(name, map[string]any{"item_id": id, "output_index": t.indexOf(id), "content_index": 0, "delta": ev.Content.Text})
+	t.offer(deltaFrame(name, `"content_index":0,`, id, t.indexOf(id), ev.Content.Text, "", t.api.opts.Engine.Redactor().Bytes))
 }
 
 // thought streams reasoning: response.reasoning.started as its item
@@ -156,13 +158,12 @@ func (t *tracker) thought(ev event.Event) {
 	if t.open(it) {
 		t.emitSSE("response.reasoning.started", map[string]any{"item_id": id, "output_index": t.indexOf(id)})
 	}
+	redact := t.api.opts.Engine.Redactor().Bytes
 	if ev.Summary {
-		t.emitSSE("response.reasoning_summary_text.delta", map[string]any{"item_id": id, "output_index": t.indexOf(id),
-			"summary_index": 0, "delta": ev.Content.Text})
+		t.offer(deltaFrame("response.reasoning_summary_text.delta", "", id, t.indexOf(id), ev.Content.Text, `,"summary_index":0`, redact))
 		return
 	}
-	t.emitSSE("response.reasoning_text.delta", map[string]any{"item_id": id, "output_index": t.indexOf(id),
-		"content_index": 0, "delta": ev.Content.Text})
+	t.offer(deltaFrame("response.reasoning_text.delta", `"content_index":0,`, id, t.indexOf(id), ev.Content.Text, "", redact))
 }
 
 // callStarted announces a tool call the model began: the function_call

@@ -105,6 +105,10 @@ type Event struct {
 
 	Retry *RetryInfo    // retry
 	Child *ChildSession // subagent_started
+
+	// Shared, when set, keeps the event's encodings for the transports it
+	// is fanned out to (see Shared); not part of what the event says.
+	Shared *Shared
 }
 
 // RetryInfo is a model call about to be retried.

@@ -27,8 +27,9 @@ type Queue struct {
 	drained           *sync.Cond
 }
 
-// NewQueue starts delivering events to sink on a goroutine of its own; Close
-// flushes what is queued and waits for it.
+// NewQueue starts delivering events to sink on a goroutine of its own (all
+// that is queued at once to a BatchSink); Close flushes what is queued and
+// waits for it.
 func NewQueue(sink Sink, limit int) *Queue {
 	if limit < 1 {
 		limit = 1
@@ -122,8 +123,12 @@ func (q *Queue) run(sink Sink) {
 		batch := q.buf
 		q.buf = spare[:0]
 		q.mu.Unlock()
-		for _, e := range batch {
-			sink.Emit(e)
+		if bs, ok := sink.(BatchSink); ok {
+			bs.EmitBatch(batch)
+		} else {
+			for _, e := range batch {
+				sink.Emit(e)
+			}
 		}
 		q.mu.Lock()
 		q.delivered += uint64(len(batch))

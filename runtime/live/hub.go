@@ -159,6 +159,9 @@ func (h *Hub) publishHere(ev event.Event, skip event.Sink) {
 	h.mu.RLock()
 	subs := h.subs[ev.SessionID]
 	h.mu.RUnlock()
+	if len(subs) > 1 && ev.Shared == nil {
+		ev.Shared = new(event.Shared) // encoded once per wire form
+	}
 	for _, s := range subs {
 		if s != skip {
 			s.Emit(ev)
@@ -184,7 +187,7 @@ func (h *Hub) Run(id string, input []message.Block, run RunFunc) (<-chan Outcome
 	out := make(chan Outcome, 1)
 	go func() {
 		defer h.wg.Done() // Stop returns once the outcome is handed on
-		queue := event.NewQueue(event.SinkFunc(func(ev event.Event) { h.Publish(ev, nil) }), h.queueLimit())
+		queue := event.NewQueue(fanout{h.Publish}, h.queueLimit())
 		end, err := run(ctx, queue)
 		queue.Close()
 		h.end(id, t, end, err)
@@ -309,4 +312,27 @@ func (h *Hub) IsRunningHere(id string) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.turns[id] != nil
+}
+
+// fanout is the sink of a turn's queue: each delivery publishes what was
+// queued. When that is CoalesceAt events or more, the watchers are behind
+// (a busy server) and runs of text chunks are merged (event.Coalesce), so
+// they catch up in a few larger updates, each encoded and framed once,
+// rather than one per token; a short batch passes as it came.
+type fanout struct {
+	publish func(event.Event, event.Sink)
+}
+
+// CoalesceAt is the queued events from which a delivery merges text runs.
+const CoalesceAt = 16
+
+func (f fanout) Emit(ev event.Event) { f.publish(ev, nil) }
+
+func (f fanout) EmitBatch(evs []event.Event) {
+	if len(evs) >= CoalesceAt {
+		evs = event.Coalesce(evs)
+	}
+	for _, ev := range evs {
+		f.publish(ev, nil)
+	}
 }

@@ -304,3 +304,57 @@ func TestForgetWhenLeftAlone(t *testing.T) {
 		t.Errorf("the last watcher left: forgotten %d times", f.count())
 	}
 }
+
+// TestHubCoalescesBehind: while a watcher is busy, the turn's text chunks
+// queue up and reach it merged (fewer, larger updates, the text whole and
+// in order); every watcher of an event fanned out to several shares one
+// encoding cache.
+func TestHubCoalescesBehind(t *testing.T) {
+	h := NewHub(context.Background(), nil)
+	defer h.Stop()
+	release := make(chan struct{})
+	busy := &recorder{}
+	busy.on = func(ev event.Event) {
+		if ev.Kind == event.AgentMessageChunk && ev.Content.Text == "first " {
+			<-release
+		}
+	}
+	other := &recorder{}
+	h.Subscribe("s", busy)
+	h.Subscribe("s", other)
+	done, err := h.Run("s", nil, func(_ context.Context, sink event.Sink) (event.End, error) {
+		sink.Emit(event.Text("s", event.AgentMessageChunk, "first "))
+		for i := range 50 {
+			sink.Emit(event.Text("s", event.AgentMessageChunk, fmt.Sprint(i, " ")))
+		}
+		close(release)
+		return event.End{StopReason: "end_turn"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, done)
+	busy.mu.Lock()
+	defer busy.mu.Unlock()
+	var all string
+	chunks := 0
+	for _, ev := range busy.events {
+		if ev.Kind == event.AgentMessageChunk {
+			all += ev.Content.Text
+			chunks++
+			if ev.Shared == nil {
+				t.Error("an event fanned out to two watchers has no shared encodings")
+			}
+		}
+	}
+	want := "first "
+	for i := range 50 {
+		want += fmt.Sprint(i, " ")
+	}
+	if all != want {
+		t.Fatalf("text %q, want %q", all, want)
+	}
+	if chunks > 3 {
+		t.Errorf("%d chunks for 51 queued behind a busy watcher: not merged", chunks)
+	}
+}

@@ -2,7 +2,6 @@ package session
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,23 +81,4 @@ func createFile(path string) error {
 		}
 		return f.Close()
 	})
-}
-
-// waitFence waits until no one holds the session's fence lock, and says
-// (through warn) when that means waiting. A missing fence file means no
-// fence has begun: any that does will find the lease already replaced.
-func waitFence(path string, warn func()) error {
-	fl := lockOf(path)
-	ok, err := fl.TryLock()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err == nil && !ok {
-		warn()
-		err = fl.Lock()
-	}
-	if err != nil {
-		return fmt.Errorf("waiting for the session's fence: %w", err)
-	}
-	return fl.Unlock()
 }

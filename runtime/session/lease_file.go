@@ -158,14 +158,20 @@ func (fl *fileLease) renew() (lost bool) {
 	return false
 }
 
-// ifOurs runs f on the lease file under the guard, only while the lease is
-// still ours; otherwise the error is a *LeaseLostError.
+// ifOurs runs f on the lease file under the session's fence lock (the lock
+// take writes it under), only while the lease is still ours; otherwise the
+// error is a *LeaseLostError.
 func (l *Locker) ifOurs(dir, id string, ours lease, f func(path string) error) error {
-	unlock, err := lockGuard(filepath.Join(dir, guardName))
-	if err != nil {
+	// take made the fence file; only the holder removes it, with the
+	// session (Trash, Purge): a lease of a removed session is checked
+	// without recreating it, as no taker can find the live lease stale.
+	fence := lockOf(fencePath(dir, id))
+	switch err := fence.Lock(); {
+	case err == nil:
+		defer fence.Unlock()
+	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	defer unlock()
 	path := LockPath(dir, id)
 	data, err := os.ReadFile(path)
 	if err := verdict(id, ours, data, err); err != nil {
@@ -236,6 +242,17 @@ func writeLease(path string, ls lease) error {
 // epochFormat keeps the history dir's lease counter (.lock-epoch) at a
 // fixed width, rewritten in place: a reader never sees it shortened.
 const epochFormat = "%020d\n"
+
+// lockedEpoch is nextEpoch under the history dir's guard, which orders the
+// counter's read and write among every process's takers.
+func lockedEpoch(dir string, floor uint64) (uint64, error) {
+	unlock, err := lockGuard(filepath.Join(dir, guardName))
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	return nextEpoch(dir, floor)
+}
 
 // nextEpoch hands out the history dir's next fencing token, called under
 // the guard. floor is the epoch of the lease being replaced: should the

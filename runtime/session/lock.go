@@ -51,7 +51,8 @@ const (
 // session never does, so listing and loading never wait on a running turn.
 //
 // Its leases fence the FileStore in the same dir: Fence locks the session's
-// fence file (<id>.fence), which a takeover also waits on (see Acquire).
+// fence file (<id>.fence), which taking, renewing and releasing the lease
+// also lock (see take).
 type Locker struct {
 	Dir  string // the history dir
 	Now  func() time.Time
@@ -163,41 +164,29 @@ func (l *Locker) Acquire(id string) (Lease, error) {
 	}
 
 	ours := lease{PID: pid, Host: host, AcquiredAt: l.now()}
-	replaced, err := l.take(dir, id, &ours)
-	if err != nil {
+	if err := l.take(dir, id, &ours); err != nil {
 		forget()
 		return nil, err
-	}
-	if replaced {
-		l.waitOutFences(dir, id)
 	}
 	return startLease(l, dir, id, ours, forget), nil
 }
 
-// waitOutFences waits for a write that a displaced holder may still have in
-// flight: it checked the lease before ours replaced it, and holds the
-// session's fence lock until its write is done. Every later check of its
-// sees our lease, so after this no write of its can follow ours. A holder
-// stopped mid-write (SIGSTOP) is waited for until it resumes.
-func (l *Locker) waitOutFences(dir, id string) {
-	err := waitFence(fencePath(dir, id), func() {
-		l.warn(fmt.Sprintf("session %s: waiting for the previous holder's write in progress to end", id))
-	})
-	if err != nil {
-		l.warn(fmt.Sprintf("session %s: %v", id, err))
-	}
-}
-
-// take writes our lease, with the next epoch, unless a live one is there;
-// under the guard so two processes cannot both see "no lease" and both
-// write theirs. replaced says it took over an existing lease.
-func (l *Locker) take(dir, id string, ours *lease) (replaced bool, err error) {
+// take writes our lease, with the next epoch, unless a live one is there.
+// It runs under the session's fence lock, the lock every check of the
+// lease takes (a holder's Fence, renewal and release, another taker): two
+// processes cannot both see "no lease" and both write theirs, and a write
+// that a displaced holder checked before our lease replaced it has ended
+// before ours is written (a holder stopped mid-write, SIGSTOP, is waited
+// for until it resumes). Only the epoch counter is the whole history
+// dir's: its guard is held for that read and write alone, so turns of
+// different sessions do not queue behind one another's file renames.
+func (l *Locker) take(dir, id string, ours *lease) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return false, fmt.Errorf("session lock: %w", err)
+		return fmt.Errorf("session lock: %w", err)
 	}
-	unlock, err := lockGuard(filepath.Join(dir, guardName))
+	unlock, err := l.lockFence(dir, id, *ours)
 	if err != nil {
-		return false, fmt.Errorf("session lock: %w", err)
+		return fmt.Errorf("session lock: %w", err)
 	}
 	defer unlock()
 
@@ -207,24 +196,49 @@ func (l *Locker) take(dir, id string, ours *lease) (replaced bool, err error) {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		if age := ours.AcquiredAt.Sub(mtime); age < l.grace() {
-			return false, &LockedError{SessionID: id, Host: "unknown", AcquiredAt: mtime.UTC()}
+			return &LockedError{SessionID: id, Host: "unknown", AcquiredAt: mtime.UTC()}
 		}
 		l.warn(fmt.Sprintf("session %s: taking over an unreadable lease from %s (%v)",
 			id, mtime.UTC().Format(time.RFC3339), err))
-		replaced = true
 	default:
 		reason, stale := l.stale(old, *ours)
 		if !stale {
-			return false, &LockedError{SessionID: id, PID: old.PID, Host: old.Host, AcquiredAt: old.AcquiredAt}
+			return &LockedError{SessionID: id, PID: old.PID, Host: old.Host, AcquiredAt: old.AcquiredAt}
 		}
 		l.warn(fmt.Sprintf("session %s: taking over the lease of pid %d on %s since %s: %s",
 			id, old.PID, old.Host, old.AcquiredAt.Format(time.RFC3339), reason))
-		replaced = true
 	}
-	if ours.Epoch, err = nextEpoch(dir, old.Epoch); err != nil {
-		return false, fmt.Errorf("session lock: %w", err)
+	if ours.Epoch, err = lockedEpoch(dir, old.Epoch); err != nil {
+		return fmt.Errorf("session lock: %w", err)
 	}
-	return replaced, writeLease(path, *ours)
+	return writeLease(path, *ours)
+}
+
+// lockFence takes the session's fence lock for take. When a holder has a
+// write in flight and its lease is one we would take over, it says so
+// before waiting: a holder stopped mid-write is waited for until it
+// resumes.
+func (l *Locker) lockFence(dir, id string, ours lease) (unlock func(), err error) {
+	fl := lockOf(fencePath(dir, id))
+	ok, err := fl.TryLock()
+	if errors.Is(err, fs.ErrNotExist) {
+		err = lock(fl) // creates it
+		ok = err == nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if old, _, err := readLease(LockPath(dir, id)); err == nil {
+			if _, stale := l.stale(old, ours); stale {
+				l.warn(fmt.Sprintf("session %s: waiting for the previous holder's write in progress to end", id))
+			}
+		}
+		if err := fl.Lock(); err != nil {
+			return nil, err
+		}
+	}
+	return func() { fl.Unlock() }, nil
 }
 
 // stale decides whether old may be taken over: its process is gone, or it

@@ -83,10 +83,10 @@ func (s *FileStore) Purge(id string) error {
 			return fmt.Errorf("purge session %s: %w", id, err)
 		}
 	}
+	removeFence(s.Dir, id) // taking the lease made one even if !found
 	if !found {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	removeFence(s.Dir, id)
 	return nil
 }
 

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Load benchmark of `openheim serve`: 100, then 1,000 WebSocket connections,
 # each running one ACP session whose prompt streams 200 chunks from a
-# zero-latency fake provider. Prints updates delivered per second, delivery
-# latency, and the server's idle, connected and peak RSS (scripts/bench/wsload
-# does the work; a fresh server per run, with a fresh token it passes in
-# OPENHEIM_TOKEN). Loopback only; each run has a deadline, the whole script
-# takes well under 2 minutes.
+# zero-latency fake provider. Prints provider deltas delivered per second
+# (the server may merge several into one update for a client that is
+# behind), delivery latency, the delay to each session's first update, and
+# the server's idle, connected and peak RSS (scripts/bench/wsload does the
+# work; a fresh server per run, with a fresh token it passes in
+# OPENHEIM_TOKEN). Each load also runs against the floor,
+# scripts/bench/wsfloor (a bare gorilla/websocket server relaying the same
+# fake stream as the same frames), and the ratios to it are printed: the
+# machine is shared, so compare ratios, not bare figures. Loopback only;
+# each run has a deadline, the whole script takes about 2 minutes.
 #   CONNS=100,1000 CHUNKS=200 scripts/bench/serve.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,6 +32,7 @@ fi
 go build -trimpath ${BUILDTAGS:+-tags "$BUILDTAGS"} -ldflags '-s -w' -o "$tmp/openheim" ./cmd/openheim
 go build -o "$tmp/streamllm" ./scripts/bench/streamllm
 go build -o "$tmp/wsload" ./scripts/bench/wsload
+go build -o "$tmp/wsfloor" ./scripts/bench/wsfloor
 
 "$tmp/streamllm" -chunks "$CHUNKS" >"$tmp/url" &
 llm=$!
@@ -45,4 +51,4 @@ default_model = "bench"
 TOML
 
 "$tmp/wsload" -openheim "$tmp/openheim" -config "$tmp/config.toml" -home "$tmp" \
-  -cwd "$tmp/work" -conns "$CONNS" -chunks "$CHUNKS" -llm-pid "$llm" "$@"
+  -cwd "$tmp/work" -conns "$CONNS" -chunks "$CHUNKS" -llm-pid "$llm" -floor "$tmp/wsfloor" "$@"

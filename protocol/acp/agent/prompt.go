@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -126,7 +127,7 @@ func (a *Agent) Emit(ev event.Event) {
 	if !ok {
 		return
 	}
-	a.notify(ev.SessionID, u)
+	a.notifyShared(ev.SessionID, u, ev.Shared)
 }
 
 // announces reports whether the session info that opens a turn goes to
@@ -150,16 +151,24 @@ func (a *Agent) announces(ev event.Event) bool {
 }
 
 func (a *Agent) notify(sessionID string, u acp.SessionUpdate) {
-	encode := acp.EncodeNotification
+	a.notifyShared(sessionID, u, nil)
+}
+
+// notifyShared is notify for an event fanned out to several connections:
+// the params are encoded once per form (canonical, inline) for all.
+func (a *Agent) notifyShared(sessionID string, u acp.SessionUpdate, shared *event.Shared) {
+	encode, form := acp.EncodeNotification, "acp"
 	if a.isInline() {
-		encode = acp.EncodeInline
+		encode, form = acp.EncodeInline, "acp-inline"
 	}
-	params, err := encode(acp.SessionNotification{SessionID: sessionID, Update: u})
+	params, err := shared.Encode(form, func() ([]byte, error) {
+		return encode(acp.SessionNotification{SessionID: sessionID, Update: u})
+	})
 	if err != nil {
 		slog.Warn("acp: dropping an update that does not encode", "err", err)
 		return
 	}
-	if err := a.peer.Notify(acp.MethodSessionUpdate, params); err != nil {
+	if err := a.peer.Notify(acp.MethodSessionUpdate, json.RawMessage(params)); err != nil {
 		slog.Debug("acp: dropping an update for a closed connection", "err", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 // runResult is one run: N connections against one fresh server.
 type runResult struct {
+	name      string // openheim, or the floor it is compared with
 	conns     int
 	setupOK   int // sessions created
 	completed int // prompts answered end_turn
@@ -65,11 +66,39 @@ func firstErr(errs ...error) error {
 
 func (r *runResult) failed() int { return r.conns - r.completed }
 
+// perSecond is the provider deltas delivered per second: the server may
+// merge several into one update (frame) for a client that is behind, so
+// frames are not the measure of what was delivered.
 func (r *runResult) perSecond() float64 {
 	if r.wall <= 0 {
 		return 0
 	}
-	return float64(r.updates) / r.wall.Seconds()
+	return float64(r.chunks) / r.wall.Seconds()
+}
+
+// firstPct is the nearest-rank percentile of the first-update delays, in ms.
+func (r *runResult) firstPct(p float64) float64 {
+	if len(r.firsts) == 0 {
+		return math.NaN()
+	}
+	i := max(int(math.Ceil(p/100*float64(len(r.firsts))))-1, 0)
+	return float64(r.firsts[i]) / 1e6
+}
+
+// ratios prints r against the floor f of the same load, measured in the
+// same run: throughput as r/f (1 is the floor's), times as r/f (1 is the
+// floor's, higher is slower).
+func ratios(w io.Writer, r, f *runResult) {
+	div := func(a, b float64) float64 {
+		if b == 0 {
+			return math.NaN()
+		}
+		return a / b
+	}
+	cpu := func(x *runResult) float64 { return div(x.cpuServer.Seconds(), float64(x.chunks)) }
+	fmt.Fprintf(w, "%5d: openheim / floor: deltas/s x%.2f, delivery p50 x%.1f, p99 x%.1f, first update p99 x%.1f, server CPU per delta x%.1f, peak RSS x%.1f\n",
+		r.conns, div(r.perSecond(), f.perSecond()), div(r.pct(50), f.pct(50)), div(r.pct(99), f.pct(99)),
+		div(r.firstPct(99), f.firstPct(99)), div(cpu(r), cpu(f)), div(float64(r.after.HWM), float64(f.after.HWM)))
 }
 
 // pct is the nearest-rank percentile of the sorted latencies, in ms.
@@ -83,18 +112,22 @@ func (r *runResult) pct(p float64) float64 {
 
 func mb(kib int64) float64 { return float64(kib) / 1024 }
 
-const header = "conns   done  errors   updates    chunks    updates/s   p50 ms   p99 ms   max ms   idle MB  conns MB  peak MB\n"
+const header = "server    conns   done  errors   updates    deltas     deltas/s   p50 ms   p99 ms   max ms  first p99  idle MB  conns MB  peak MB\n"
 
+// row: updates are the agent_message_chunk frames, deltas the provider's
+// chunks in them; p50/p99/max the delivery latency of each frame's oldest
+// delta; first p99 the delay from the prompts to each session's first
+// update.
 func (r *runResult) row(w io.Writer) {
-	fmt.Fprintf(w, "%5d  %5d  %6d  %8d  %8d  %11.0f  %7.1f  %7.1f  %7.1f  %8.1f  %8.1f  %7.1f\n",
-		r.conns, r.completed, r.failed(), r.updates, r.chunks, r.perSecond(),
-		r.pct(50), r.pct(99), r.pct(100), mb(r.idle.RSS), mb(r.held.RSS), mb(r.after.HWM))
+	fmt.Fprintf(w, "%-8s  %5d  %5d  %6d  %8d  %8d  %11.0f  %7.1f  %7.1f  %7.1f  %9.0f  %7.1f  %8.1f  %7.1f\n",
+		r.name, r.conns, r.completed, r.failed(), r.updates, r.chunks, r.perSecond(),
+		r.pct(50), r.pct(99), r.pct(100), r.firstPct(99), mb(r.idle.RSS), mb(r.held.RSS), mb(r.after.HWM))
 }
 
 // notes are the details behind a row: phases, CPU, what else the server
 // sent and said, and the first errors.
 func (r *runResult) notes(w io.Writer, chunksPer int) {
-	in := fmt.Sprintf("%5d: ", r.conns)
+	in := fmt.Sprintf("%5d %s: ", r.conns, r.name)
 	pad := strings.Repeat(" ", len(in))
 	fmt.Fprintf(w, "%sset-up %.2f s (dial, initialize, session/new; %d of %d ok); prompts %.2f s; server threads %d idle, %d with conns\n",
 		in, r.setup.Seconds(), r.setupOK, r.conns, r.wall.Seconds(), r.idle.Threads, r.held.Threads)
