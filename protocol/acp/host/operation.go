@@ -82,27 +82,35 @@ var (
 	queryKeys   = []string{"query", "pattern"}
 )
 
+type targetKeys struct {
+	typ  string
+	keys []string
+}
+
+// firstByKind: what names the target of a call of these kinds before its
+// locations do.
+var firstByKind = map[string]targetKeys{"execute": {TargetCommand, commandKeys}, "fetch": {TargetURL, urlKeys}, "search": {TargetQuery, queryKeys}}
+
+// byArgs: what names a target in any call's arguments, in this order.
+var byArgs = []targetKeys{{TargetCommand, commandKeys}, {TargetFile, fileKeys}, {TargetURL, urlKeys}, {TargetQuery, queryKeys}}
+
 // targetOf is what a call acts on: the first location's path, else a
 // diff's, else what its arguments name. An execute call's command, a fetch
 // call's URL and a search call's query come first: a command's location
 // is where it runs, not what it does.
 func targetOf(e *ToolCallEntry) OperationTarget {
 	var in map[string]any
-	if len(e.RawInput) > 0 {
-		json.Unmarshal(e.RawInput, &in) // arguments that are not an object name nothing
+	parsed := false
+	args := func() map[string]any { // parsed when needed: most calls have a location
+		if !parsed && len(e.RawInput) > 0 {
+			json.Unmarshal(e.RawInput, &in) // arguments that are not an object name nothing
+		}
+		parsed = true
+		return in
 	}
-	switch e.Kind {
-	case "execute":
-		if v := argOf(in, commandKeys); v != "" {
-			return OperationTarget{TargetCommand, v}
-		}
-	case "fetch":
-		if v := argOf(in, urlKeys); v != "" {
-			return OperationTarget{TargetURL, v}
-		}
-	case "search":
-		if v := argOf(in, queryKeys); v != "" {
-			return OperationTarget{TargetQuery, v}
+	if f, ok := firstByKind[e.Kind]; ok {
+		if v := argOf(args(), f.keys); v != "" {
+			return OperationTarget{f.typ, v}
 		}
 	}
 	for _, l := range e.Locations {
@@ -115,11 +123,8 @@ func targetOf(e *ToolCallEntry) OperationTarget {
 			return OperationTarget{TargetFile, c.Diff.Path}
 		}
 	}
-	for _, k := range []struct {
-		typ  string
-		keys []string
-	}{{TargetCommand, commandKeys}, {TargetFile, fileKeys}, {TargetURL, urlKeys}, {TargetQuery, queryKeys}} {
-		if v := argOf(in, k.keys); v != "" {
+	for _, k := range byArgs {
+		if v := argOf(args(), k.keys); v != "" {
 			return OperationTarget{k.typ, v}
 		}
 	}
