@@ -132,11 +132,15 @@ func (b *Backend) publish(m *nats.Msg, t tip, msgID string, count int) (tip, err
 	}
 }
 
-// retryable errors are the cluster not answering for now.
+// retryable errors are the cluster not answering for now, or the
+// stream's consumer limit reached: every read holds a consumer for a
+// moment, and nats-server caps a stream at 1,000 by default, which a
+// thousand sessions starting turns at once reach (serve-cluster.sh).
 func retryable(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, jetstream.ErrMaximumConsumersLimit)
 }
 
 // again runs the read f, again while the cluster does not answer for now
