@@ -125,11 +125,23 @@ func (b *Backend) publish(m *nats.Msg, t tip, msgID string, count int) (tip, err
 			}
 			return t, errFenced
 		}
-		if !retryable(err) || time.Now().After(deadline) {
+		if !retryable(err) && !inProcess(err) || time.Now().After(deadline) {
 			return t, err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// errCodeDuplicateInProcess is nats-server's JSStreamDuplicateMessageConflict.
+const errCodeDuplicateInProcess = 10158
+
+// inProcess tells that a message of this id is being stored: our earlier
+// attempt, its ack not back within ackWait (a loaded cluster); the next
+// attempt gets that entry's ack as a duplicate, or the wrong sequence
+// that publish checks against our id.
+func inProcess(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == errCodeDuplicateInProcess
 }
 
 // retryable errors are the cluster not answering for now, or the
