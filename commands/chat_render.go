@@ -142,6 +142,10 @@ func (r *chatRenderer) Emit(e event.Event) {
 			}
 			fmt.Fprintf(r.w, "%s %s\n", r.style.AccentText(box), p.Content)
 		}
+	case event.Retry:
+		if e.Retry != nil && r.spin.Active() {
+			r.spin.Start(retryLine(retryAttempt(e.Retry)))
+		}
 	case event.Dropped:
 		r.spin.Stop()
 		r.closeAnswer()

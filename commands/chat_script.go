@@ -186,11 +186,11 @@ func (c *chat) scriptTurn(ctx context.Context, it scriptItem, enc *ndjson.Encode
 		// As prompt does, the failed MCP servers are told once, by the
 		// first turn that starts.
 		reported := c.mcpReported
-		sink = event.SinkFunc(func(ev event.Event) {
+		sink = withRetryLines(c.ios, event.SinkFunc(func(ev event.Event) {
 			if ev.Kind != event.MCPServerFailed || !reported {
 				enc.Emit(ev)
 			}
-		})
+		}))
 	} else {
 		text = newTextRenderer(c.ios)
 		sink = text

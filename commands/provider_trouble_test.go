@@ -88,3 +88,33 @@ func TestRetryStatusLine(t *testing.T) {
 }
 
 func textEvent(s string) event.Event { return event.Text("s", event.AgentMessageChunk, s) }
+
+// A model call's retry comes through the turn's event stream (event.Retry),
+// as every other fact of a turn: text output shows it as the status line
+// (or a plain line off a terminal), NDJSON output as a line on stderr, and
+// the NDJSON stream itself is untouched by it.
+func TestRetryEventsReachTheOutput(t *testing.T) {
+	ev := event.Event{Kind: event.Retry, Retry: &event.RetryInfo{Attempt: 1, MaxRetries: 3, Delay: 2 * time.Second,
+		Asked: true, Err: "HTTP 429: Rate limit reached"}}
+	line := "model call failed (HTTP 429: Rate limit reached); retrying in 2s as the server asked (Retry-After) (1 of 3)"
+
+	var out, errOut syncBuffer
+	o := newTurnOutput(&IOStreams{Out: &out, ErrOut: &errOut, ErrTTY: true}, false)
+	o.queue.Emit(ev)
+	o.queue.Close()
+	if errOut.String() != "\r\x1b[K⟳ "+line || out.String() != "" {
+		t.Errorf("terminal: stderr %q stdout %q", errOut.String(), out.String())
+	}
+
+	out, errOut = syncBuffer{}, syncBuffer{}
+	o = newTurnOutput(&IOStreams{Out: &out, ErrOut: &errOut}, true)
+	o.queue.Emit(ev)
+	o.queue.Emit(textEvent("answer"))
+	o.queue.Close()
+	if errOut.String() != "openheim: "+line+"\n" {
+		t.Errorf("json: stderr %q", errOut.String())
+	}
+	if strings.Contains(out.String(), "retrying") || !strings.Contains(out.String(), `"answer"`) {
+		t.Errorf("json: stdout %q", out.String())
+	}
+}

@@ -86,6 +86,10 @@ func (r *textRenderer) Emit(e event.Event) {
 			r.lineBreak()
 			fmt.Fprintf(r.io.ErrOut, "%s\n", r.io.Dim(fmt.Sprintf("%s %s (%s)", mark, desc, shortDuration(e.Tool.Duration))))
 		}
+	case event.Retry:
+		if e.Retry != nil {
+			r.retryLocked(retryAttempt(e.Retry))
+		}
 	case event.Dropped:
 		if r.io.ErrTTY {
 			fmt.Fprintf(r.io.ErrOut, "%s\n", r.io.Dim(fmt.Sprintf("[%d events dropped: output was too slow]", e.Count)))
@@ -109,11 +113,19 @@ func (r *textRenderer) endThinking() {
 	}
 }
 
-// retrying shows a retry as one status line on stderr, in place: the
-// next retry replaces it, and output clears it.
+// retrying shows a retry on a terminal as one status line on stderr, in
+// place (the next retry replaces it, output clears it); else as one line.
 func (r *textRenderer) retrying(a retry.Attempt) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.retryLocked(a)
+}
+
+func (r *textRenderer) retryLocked(a retry.Attempt) {
+	if !r.io.ErrTTY {
+		fmt.Fprintf(r.io.ErrOut, "openheim: %s\n", retryLine(a))
+		return
+	}
 	r.lineBreak()
 	fmt.Fprintf(r.io.ErrOut, "\r\x1b[K%s", r.io.Dim("⟳ "+retryLine(a)))
 	r.status = true

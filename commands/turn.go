@@ -34,7 +34,7 @@ func newTurnOutput(ios *IOStreams, asJSON bool) *turnOutput {
 	o := &turnOutput{ios: ios}
 	if asJSON {
 		o.enc = ndjson.NewEncoder(ios.Out).WithRedactor(ios.Redactor())
-		o.queue = event.NewQueue(o.enc, 4096)
+		o.queue = event.NewQueue(withRetryLines(ios, o.enc), 4096)
 	} else {
 		o.text = newTextRenderer(ios)
 		o.queue = event.NewQueue(o.text, 4096)
@@ -52,14 +52,33 @@ func (o *turnOutput) finish(id string, end event.End, code int, why string) {
 	}
 }
 
-// retrying says a model call is retried: a status line on a terminal
-// (the text renderer's), else one line on stderr per retry.
+// retrying says a call is retried: a status line on a terminal (the text
+// renderer's), else one line on stderr per retry. The model calls' retries
+// come as events (event.Retry) through the turn's sink; this is for the
+// others (retry.WithObserver).
 func (o *turnOutput) retrying(a retry.Attempt) {
-	if o.text != nil && o.ios.ErrTTY {
+	if o.text != nil {
 		o.text.retrying(a)
 		return
 	}
 	fmt.Fprintf(o.ios.ErrOut, "openheim: %s\n", retryLine(a))
+}
+
+// withRetryLines is sink with the turn's retries (which NDJSON does not
+// carry: they are not session updates) said on stderr, one line each.
+func withRetryLines(ios *IOStreams, sink event.Sink) event.Sink {
+	return event.SinkFunc(func(e event.Event) {
+		if e.Kind == event.Retry && e.Retry != nil {
+			fmt.Fprintf(ios.ErrOut, "openheim: %s\n", retryLine(retryAttempt(e.Retry)))
+			return
+		}
+		sink.Emit(e)
+	})
+}
+
+// retryAttempt is a model call's retry as its event tells it.
+func retryAttempt(r *event.RetryInfo) retry.Attempt {
+	return retry.Attempt{What: "model call", N: r.Attempt, Max: r.MaxRetries, Wait: r.Delay, Asked: r.Asked, Err: errors.New(r.Err)}
 }
 
 // retryLine is a retry in one line: "model call failed (HTTP 503:

@@ -41,7 +41,7 @@ func TestChatREPLPermissionShowsTheDiff(t *testing.T) {
 	}
 	tm.send("y")
 	tm.expect(`allowed once`)
-	tm.expect(`✓ edit_file notes\.txt \+2 -2 · `)
+	tm.expect(`✓ edit_file notes\.txt · \+2 −2 · `)
 	tm.expect(`Edited\.`)
 	tm.expect(`› *$`)
 	if data, _ := os.ReadFile(filepath.Join(work, "notes.txt")); !strings.HasPrefix(string(data), "line 1\nline two\nline three\nline 4\n") {

@@ -212,7 +212,7 @@ func TestChatREPLPermissionAsk(t *testing.T) {
 	tm.send("x\r")
 	tm.send("y")
 	tm.expect(`allowed once`)
-	tm.expect(`✓ write_file a\.txt \+1 -0 · `)
+	tm.expect(`✓ write_file a\.txt · new file \+1 · `)
 	tm.expect(`Wrote a\.`)
 	tm.expect(`› *$`)
 	if data, err := os.ReadFile(filepath.Join(work, "a.txt")); err != nil || string(data) != "hi" {

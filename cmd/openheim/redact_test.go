@@ -28,7 +28,7 @@ func TestChatREPLMasksSecrets(t *testing.T) {
 	tm.expect(`quoting known: <redacted>`)
 	tm.expect(`› *$`)
 	tm.send("second\r")
-	tm.expect(`✗ HTTP 401: .*<redacted>`)
+	tm.expect(`✗ provider fake .*HTTP 401: .*<redacted>`)
 	tm.expect(`› *$`)
 	tm.send("\x04")
 	tm.wait()

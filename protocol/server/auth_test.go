@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -75,6 +76,10 @@ func TestTokenIsRequiredOnEverySurface(t *testing.T) {
 		{"acp without token, same origin", "/acp", http.Header{"Origin": {"http://" + f.addr}}, 401},
 		{"ws query token", "/ws?token=s3cret-0123456789abcdef", nil, 101},
 		{"acp header token", "/acp", http.Header{"Authorization": {"Bearer s3cret-0123456789abcdef"}}, 101},
+		// The web client's way: the token in a subprotocol, never in the URL.
+		{"ws subprotocol token", "/ws", subprotocols("openheim", TokenProtocol+base64.RawURLEncoding.EncodeToString([]byte("s3cret-0123456789abcdef"))), 101},
+		{"ws wrong subprotocol token", "/ws", subprotocols("openheim", TokenProtocol+base64.RawURLEncoding.EncodeToString([]byte("nope"))), 401},
+		{"ws subprotocol token not base64", "/ws", subprotocols("openheim", TokenProtocol+"s3cret/0123456789abcdef"), 401},
 	}
 	for _, tc := range ws {
 		c, err := f.dialAnon(t, tc.path, tc.header)
@@ -84,6 +89,13 @@ func TestTokenIsRequiredOnEverySurface(t *testing.T) {
 		}
 		if got != tc.status {
 			t.Errorf("%s: status %d (%v), want %d", tc.name, got, err, tc.status)
+		}
+		if tc.status == 101 && err == nil && tc.header.Get("Sec-WebSocket-Protocol") != "" {
+			// A browser drops a socket whose server selected none of the
+			// subprotocols it offered.
+			if p := c.resp.Header.Get("Sec-WebSocket-Protocol"); p != "openheim" {
+				t.Errorf("%s: selected subprotocol %q, want openheim", tc.name, p)
+			}
 		}
 		if tc.status == 101 && err == nil && strings.HasPrefix(tc.path, "/ws") {
 			expect(t, tc.name, c.next(), map[string]any{"channel": "fs", "data.type": "connected"})
@@ -267,4 +279,8 @@ func TestSameOrigin(t *testing.T) {
 			t.Errorf("sameOrigin(%q, %q) = %v, want %v", tc.origin, tc.host, got, tc.want)
 		}
 	}
+}
+
+func subprotocols(p ...string) http.Header {
+	return http.Header{"Sec-WebSocket-Protocol": {strings.Join(p, ", ")}}
 }

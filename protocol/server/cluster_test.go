@@ -138,7 +138,7 @@ func TestClusterTurnWatchedOnOtherReplica(t *testing.T) {
 		t.Fatal("B does not name another replica as running the turn")
 	}
 	cb.send("agent", map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": id}})
-	waitFor(t, func() bool { return !a.srv.Hub().IsRunningHere(id) && stream.has("response.incomplete", "cancelled") })
+	waitFor(t, func() bool { return !a.srv.Hub().IsRunningHere(id) && stream.has("response.cancelled", "") })
 }
 
 // TestClusterInputReachesTurnOnOtherReplica: a session's turn runs on A;

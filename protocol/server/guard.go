@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -80,8 +81,11 @@ func (g guard) refuse(r *http.Request) string {
 			return "unauthorized: the Authorization header must be \"Bearer <token>\""
 		}
 		got, ok = strings.TrimSpace(cred), true
+	} else if t, found := protocolToken(r); found {
+		got, ok = t, true
 	} else if isUpgrade(r) && r.URL.Query().Has("token") {
-		// Browsers cannot set headers on a WebSocket handshake.
+		// Browsers cannot set headers on a WebSocket handshake; a query
+		// string can end up in proxy logs, so the subprotocol is preferred.
 		got, ok = r.URL.Query().Get("token"), true
 	}
 	if !ok {
@@ -151,6 +155,30 @@ func IsLoopback(host string) bool {
 		return false // every interface
 	}
 	return loopbackHost(host)
+}
+
+// TokenProtocol prefixes the subprotocol a browser carries the token in
+// on a WebSocket handshake (the one header it may set there):
+// "openheim.bearer." and the token in unpadded base64url, offered beside
+// ws.Subprotocol, which the server selects.
+const TokenProtocol = "openheim.bearer."
+
+// protocolToken is the token of a handshake's TokenProtocol subprotocol.
+func protocolToken(r *http.Request) (string, bool) {
+	if !isUpgrade(r) {
+		return "", false
+	}
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			enc, found := strings.CutPrefix(strings.TrimSpace(p), TokenProtocol)
+			if !found {
+				continue
+			}
+			t, err := base64.RawURLEncoding.DecodeString(enc)
+			return string(t), err == nil
+		}
+	}
+	return "", false
 }
 
 func isUpgrade(r *http.Request) bool {

@@ -1,9 +1,11 @@
 package sessionsapi
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/live"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/subagent"
 )
@@ -281,6 +283,10 @@ func (t *tracker) endResponse(end *event.End) {
 		// session deleted, its agent deleted, the server stopping, a
 		// client on /ws.
 		t.finish("response.cancelled", "cancelled", end, nil, nil)
+	case errors.As(end.Err, new(*live.ReplicaLostError)):
+		// As after a crash here: the response failed, the session did not
+		// (the next turn may run on any replica).
+		t.finish("response.failed", "failed", end, nil, map[string]any{"code": "server_error", "message": end.Err.Error()})
 	case end.Err != nil:
 		t.finish("response.failed", "failed", end, nil, map[string]any{"code": "server_error", "message": end.Err.Error()})
 		t.fail(end.Err.Error())

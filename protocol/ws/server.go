@@ -25,6 +25,10 @@ const (
 	DefaultMaxConns  = 4096
 )
 
+// Subprotocol is the WebSocket subprotocol the server selects when a client
+// offers it (the web client does, beside the one carrying its token).
+const Subprotocol = "openheim"
+
 // Server holds the WebSocket endpoints' shared state.
 type Server struct {
 	Engine  *engine.Engine
@@ -75,8 +79,11 @@ func (s *Server) init() {
 		}
 		s.upgrader = websocket.Upgrader{
 			HandshakeTimeout: 10 * time.Second,
-			WriteBufferPool:  &sync.Pool{}, // idle connections hold no write buffer
-			CheckOrigin:      check,
+			// Selected when offered: a browser that carries its token in a
+			// second subprotocol needs one chosen, or it drops the socket.
+			Subprotocols:    []string{Subprotocol},
+			WriteBufferPool: &sync.Pool{}, // idle connections hold no write buffer
+			CheckOrigin:     check,
 			Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
 				writeError(w, status, reason.Error())
 			},

@@ -242,7 +242,7 @@ func (r *run) stream(ctx context.Context, msgs []message.Message) (*llm.Response
 		case llm.DeltaRetry:
 			if n := d.Retry; n != nil {
 				r.emit(event.Event{Kind: event.Retry, Retry: &event.RetryInfo{Attempt: n.Attempt, MaxRetries: n.MaxRetries,
-					Delay: n.Delay, Err: n.Err}})
+					Delay: n.Delay, Err: n.Err, Asked: n.Asked}})
 			}
 		default:
 			streamed.WriteString(d.Text)

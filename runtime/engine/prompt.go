@@ -34,6 +34,8 @@ type turn struct {
 	system   string
 	permit   Permit
 	sink     event.Sink
+	// flushChunks lets out the chunk text sink holds back (redactChunks).
+	flushChunks func()
 }
 
 // Prompt runs one turn and returns the session's meta after it. An error is
@@ -68,7 +70,9 @@ func (e *Engine) Prompt(ctx context.Context, req Request) (session.Meta, event.E
 	if err := e.arm(t); err != nil {
 		return session.Meta{}, event.End{}, err
 	}
-	meta, end := e.finish(t, e.run(ctx, t))
+	ended := e.run(ctx, t)
+	t.flushChunks()
+	meta, end := e.finish(t, ended)
 	return meta, end, nil
 }
 
@@ -163,7 +167,7 @@ func (e *Engine) arm(t *turn) error {
 	if t.sink == nil {
 		t.sink = event.Discard
 	}
-	t.sink = event.Sync(t.sink)
+	t.sink, t.flushChunks = e.RedactChunks(event.Sync(t.sink))
 	if err := e.addDelegate(t.tools, t.model, t.provider, t.permit, t.sink, t.meta.ID, t.workDir); err != nil {
 		return err
 	}

@@ -113,6 +113,7 @@ type RetryInfo struct {
 	MaxRetries int           // how many are allowed
 	Delay      time.Duration // the wait before it
 	Err        string        // why the attempt failed
+	Asked      bool          // Delay is the server's Retry-After
 }
 
 // ChildSession is a session a turn started for a subagent.

@@ -1,8 +1,22 @@
 package live
 
 import (
+	"fmt"
+
 	"github.com/openheim/openheim/runtime/event"
 )
+
+// ReplicaLostError ends, for the watchers on other replicas, a turn whose
+// replica died: its lease expired with the turn unfinished. The session
+// itself is as after a crash: every step stored is kept, the half-done one
+// marked cut short, and any replica may run its next turn.
+type ReplicaLostError struct {
+	Replica string
+}
+
+func (e *ReplicaLostError) Error() string {
+	return fmt.Sprintf("replica %s stopped answering and its lease expired: the turn ended there; every step it stored is kept", e.Replica)
+}
 
 // Relay shares a hub's turns with the hubs of the other replicas of a
 // cluster, whose sessions' leases say which replica runs which turn. A

@@ -93,6 +93,7 @@ type RetryNotice struct {
 	MaxRetries int           // how many the policy allows
 	Delay      time.Duration // the wait before it
 	Err        string        // why the attempt failed
+	Asked      bool          // Delay is the server's Retry-After
 }
 
 // ToolCallDelta is the delta of a tool call the reply begins.

@@ -68,6 +68,10 @@ export async function start({ url, outdir, viewport = { width: 1280, height: 800
       problems.push(`console error: ${m.text()}${loc && loc.url ? ` (${loc.url}:${loc.lineNumber})` : ""}`);
     }
   });
+  // The token never rides in a WebSocket's address (proxies log those).
+  page.on("websocket", (ws) => {
+    if (t.token && (ws.url().includes(t.token) || ws.url().includes("token="))) problems.push(`a WebSocket address carries the token: ${ws.url()}`);
+  });
   page.on("pageerror", (e) => problems.push(`page error: ${e.stack || e.message || e}`));
   page.on("crash", () => problems.push("the page crashed"));
   page.on("dialog", async (d) => {

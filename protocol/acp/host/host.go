@@ -27,6 +27,7 @@ import (
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/childproc"
+	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/redact"
 )
 
@@ -56,6 +57,9 @@ type Options struct {
 	// Projection is openheim's rules set into the agent's own settings
 	// (Project): appended arguments, merged session _meta.
 	Projection Projection
+	// Rules are openheim's permission rules; their deny patterns also refuse
+	// the agent's fs/* requests (read, edit).
+	Rules permission.Rules
 	// Permission answers session/request_permission; nil cancels every
 	// request (the agent then refuses the tool call).
 	Permission func(ctx context.Context, r acp.RequestPermissionRequest) acp.RequestPermissionResponse
@@ -151,7 +155,7 @@ func Start(ctx context.Context, spec AgentSpec, opts Options) (*Host, error) {
 	h := &Host{spec: spec, opts: opts, log: opts.Log.With("acp_agent", spec.Name), sessions: map[string]*hostSession{},
 		exited: make(chan struct{})}
 	var err error
-	if h.fs, err = newHostFS(opts.WorkDir); err != nil {
+	if h.fs, err = newHostFS(opts.WorkDir, opts.Rules); err != nil {
 		return nil, err
 	}
 	h.terms = newTerminals(opts.WorkDir, h.log)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/jsonrpc"
+	"github.com/openheim/openheim/runtime/permission"
 )
 
 // Where there are no process groups, the agent's file and terminal
@@ -20,7 +21,7 @@ var errNoAuthority = jsonrpc.NewError(jsonrpc.MethodNotFound, "not supported on 
 
 type hostFS struct{}
 
-func newHostFS(string) (*hostFS, error) { return &hostFS{}, nil }
+func newHostFS(string, permission.Rules) (*hostFS, error) { return &hostFS{}, nil }
 
 func (*hostFS) readTextFile(context.Context, json.RawMessage) (any, error) {
 	return nil, errNoAuthority

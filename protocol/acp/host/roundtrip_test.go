@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/acp/host/acptest"
@@ -238,4 +239,76 @@ func canon(t *testing.T, s string) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestAgentChunkSplitSecretMasked: an external agent's answer goes out as
+// openheim's own does: a config secret it streams in two chunks is masked
+// in the turn's stream.
+func TestAgentChunkSplitSecretMasked(t *testing.T) {
+	work, _ := filepath.EvalSymlinks(t.TempDir())
+	key := "sk-proj-9f8e7d6c5b4a"
+	ups := []json.RawMessage{
+		json.RawMessage(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"the key: sk-proj-9"}}`),
+		json.RawMessage(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"f8e7d6c5b4a, done"}}`),
+	}
+	cfg := &config.Config{WorkDir: work, Providers: map[string]*config.Provider{"p": {APIKey: key}}}
+	r, _ := fakeRunner(t, acptest.Script{Updates: ups}, cfg, false)
+	var mu sync.Mutex
+	var text strings.Builder
+	_, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
+		Sink: event.SinkFunc(func(ev event.Event) {
+			if ev.Kind == event.AgentMessageChunk {
+				mu.Lock()
+				text.WriteString(ev.Content.Text)
+				mu.Unlock()
+			}
+		})})
+	if err != nil || end.Err != nil {
+		t.Fatalf("prompt: %v %v", err, end.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := text.String(); got != "the key: <redacted>, done" {
+		t.Errorf("streamed %q", got)
+	}
+}
+
+// TestAgentAnswerCapped: an agent that streams past max_answer_bytes gets
+// its turn cancelled; what it sent past the cap is dropped (the stream and
+// the store hold at most the cap, cut between characters) and the turn
+// ends max_tokens, as a model's answer does.
+func TestAgentAnswerCapped(t *testing.T) {
+	work, _ := filepath.EvalSymlinks(t.TempDir())
+	var ups []json.RawMessage
+	for range 10 {
+		ups = append(ups, json.RawMessage(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ééééééééééééééé"}}`))
+	}
+	r, _ := fakeRunner(t, acptest.Script{Updates: ups}, &config.Config{WorkDir: work, MaxAnswerBytes: 100}, false)
+	var mu sync.Mutex
+	var text strings.Builder
+	meta, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
+		Sink: event.SinkFunc(func(ev event.Event) {
+			if ev.Kind == event.AgentMessageChunk {
+				mu.Lock()
+				text.WriteString(ev.Content.Text)
+				mu.Unlock()
+			}
+		})})
+	if err != nil || end.Err != nil || end.StopReason != event.StopMaxTokens {
+		t.Fatalf("prompt: %v, end %+v", err, end)
+	}
+	mu.Lock()
+	got := text.String()
+	mu.Unlock()
+	if len(got) != 100 || !utf8.ValidString(got) {
+		t.Errorf("streamed %d bytes (%q), want the first 100", len(got), got)
+	}
+	conv, err := r.Engine.Store.Load(meta.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := conv.Messages[len(conv.Messages)-1]
+	if last.Role != message.RoleAssistant || len(last.Content) != 1 || last.Content[0].Text != got {
+		t.Errorf("stored %+v", last)
+	}
 }

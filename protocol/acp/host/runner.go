@@ -88,7 +88,7 @@ func (r *Runner) hostFor(ctx context.Context, identity string) (*Host, error) {
 		r.prompt0 = SystemPrompt{Text: identity}
 	}
 	opts := Options{ClientInfo: acp.Implementation{Name: "openheim", Version: r.Version}, WorkDir: cfg.WorkDir, Log: log,
-		Permission: r.permission, Hooks: r.Hooks, AllowShell: cfg.AllowShell, Environ: r.environ,
+		Permission: r.permission, Hooks: r.Hooks, AllowShell: cfg.AllowShell, Environ: r.environ, Rules: permission.Rules(cfg.Permissions),
 		CaptureContent: a.CaptureContent, Redact: cfg.Redactor(),
 		Projection: Project(a.AgentKind(), Bounds{WorkDir: cfg.WorkDir, AllowShell: cfg.AllowShell, Profile: a.ACPProfile,
 			Rules: permission.Rules(cfg.Permissions), Prompt: r.prompt0})}
@@ -193,6 +193,8 @@ func (r *Runner) prompt(ctx context.Context, req engine.Request) (session.Meta, 
 	if sink == nil {
 		sink = event.Discard
 	}
+	sink, flush := r.Engine.RedactChunks(sink)
+	defer flush()
 	sink.Emit(meta.InfoEvent()) // the stream opens with the session, as the engine's does
 	tr := &transcript{sink: sink, store: store, id: meta.ID, next: stored}
 	if err := tr.commit(message.Message{Role: message.RoleUser, Content: req.Input}); err != nil {
@@ -291,6 +293,29 @@ func (r *Runner) finish(meta session.Meta, end event.End, tr *transcript, lease 
 // run prompts the agent and forwards its turn; a cancelled turn the agent
 // does not end within the grace period gets its process group killed.
 func (r *Runner) run(ctx context.Context, h *Host, ext string, input []message.Block, tr *transcript) event.End {
+	// Cancelling the turn's context sends session/cancel (Prompt's
+	// AfterFunc): the answer cap's way to stop the agent.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	limit := newAnswerCap(r.Engine.Config, stop)
+	end := r.runTurn(ctx, h, ext, input, tr, limit)
+	if limit.over {
+		// Cut short as a model's answer is at the cap, whatever the agent
+		// made of the cancel.
+		end.StopReason, end.Err = event.StopMaxTokens, nil
+		log := r.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("acp host: the agent's answer passed max_answer_bytes: the turn was cancelled", "agent", r.Agent, "max_answer_bytes", limit.limit)
+	}
+	return end
+}
+
+// runTurn runs one prompt on the agent, folding its events into tr (within
+// limit) until the turn completes, the agent is killed after a cancel that
+// it did not honour in time, or it dies.
+func (r *Runner) runTurn(ctx context.Context, h *Host, ext string, input []message.Block, tr *transcript, limit *answerCap) event.End {
 	start := time.Now()
 	turn, err := h.Prompt(ctx, ext, acp.PromptBlocks(input))
 	if err != nil {
@@ -311,7 +336,9 @@ func (r *Runner) run(ctx context.Context, h *Host, ext string, input []message.B
 				events = nil
 				continue
 			}
-			tr.add(ev)
+			if ev, keep := limit.take(ev); keep {
+				tr.add(ev)
+			}
 		case <-cancelled:
 			// session/cancel went out (Prompt's AfterFunc); the agent has
 			// the grace period to end the turn.

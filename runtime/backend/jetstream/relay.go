@@ -3,7 +3,6 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -182,7 +181,7 @@ func (r *Relay) leaseChanged(e jetstream.KeyValueEntry) {
 	r.lmu.Unlock()
 	for _, d := range delivers {
 		d(event.Event{SessionID: id, Kind: event.TurnEnd, End: &event.End{StopReason: event.StopEndTurn,
-			Err: fmt.Errorf("replica %s stopped answering and its lease expired: the turn ended there; every step it stored is kept", last.Replica)}})
+			Err: &live.ReplicaLostError{Replica: last.Replica}}})
 	}
 }
 

@@ -96,7 +96,7 @@ func (pol Policy) delay(n int, err error) (d time.Duration, asked bool) {
 // one warning how long and why, and telling notify (when set) before it
 // waits. It fails, without waiting, when the server asks for more than
 // MaxWait, and when ctx ends first.
-func (pol Policy) wait(ctx context.Context, n int, what string, err error, notify func(time.Duration)) error {
+func (pol Policy) wait(ctx context.Context, n int, what string, err error, notify func(Attempt)) error {
 	d, asked := pol.delay(n, err)
 	why := "(backoff)"
 	if asked {
@@ -108,14 +108,19 @@ func (pol Policy) wait(ctx context.Context, n int, what string, err error, notif
 	}
 	msg, attrs := fmt.Sprintf("llm: retrying %s in %v %s", what, d.Round(time.Millisecond), why),
 		[]any{"attempt", n + 1, "max_retries", pol.MaxRetries, "error", err.Error()}
+	a := Attempt{What: what, N: n + 1, Max: pol.MaxRetries, Wait: d, Asked: asked, Err: err}
+	// A retry the stream tells its consumer of (notify) reaches a front end
+	// as an event; the observer hears of the others.
 	if obs := observer(ctx); obs != nil {
-		obs(Attempt{What: what, N: n + 1, Max: pol.MaxRetries, Wait: d, Asked: asked, Err: err})
+		if notify == nil {
+			obs(a)
+		}
 		pol.Logger.Debug(msg, attrs...)
 	} else {
 		pol.Logger.Warn(msg, attrs...)
 	}
 	if notify != nil {
-		notify(d)
+		notify(a)
 	}
 	if serr := pol.Sleep(ctx, d); serr != nil {
 		return fmt.Errorf("llm: %w while waiting to retry after: %v", serr, err)
@@ -137,17 +142,13 @@ func Do(ctx context.Context, pol Policy, what string, fn func() error) error {
 // makes its failure final whatever the error. onRetry, when set, hears of
 // each retry before its wait. pol has its defaults.
 func run[T any](ctx context.Context, pol Policy, what string, try func() (T, bool, error),
-	onRetry func(attempt int, d time.Duration, err error)) (T, error) {
+	onRetry func(Attempt)) (T, error) {
 	for attempt := 0; ; attempt++ {
 		v, again, err := try()
 		if err == nil || !again || attempt >= pol.MaxRetries || !llm.Retryable(err) || ctx.Err() != nil {
 			return v, err
 		}
-		var notify func(time.Duration)
-		if onRetry != nil {
-			notify = func(d time.Duration) { onRetry(attempt+1, d, err) }
-		}
-		if err := pol.wait(ctx, attempt, what, err, notify); err != nil {
+		if err := pol.wait(ctx, attempt, what, err, onRetry); err != nil {
 			var zero T
 			return zero, err
 		}
@@ -170,6 +171,14 @@ func Wrap(p llm.Provider, pol Policy) llm.Provider {
 
 // Stream implements llm.Provider.
 func (r *provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	var told func(Attempt)
+	if onDelta != nil {
+		told = func(a Attempt) {
+			// The retry goes ahead whatever the consumer answers.
+			_ = onDelta(llm.Delta{Kind: llm.DeltaRetry, Retry: &llm.RetryNotice{Attempt: a.N,
+				MaxRetries: a.Max, Delay: a.Wait, Err: a.Err.Error(), Asked: a.Asked}})
+		}
+	}
 	return run(ctx, r.pol, "model call", func() (*llm.Response, bool, error) {
 		forwarded := false
 		resp, err := r.p.Stream(ctx, req, func(d llm.Delta) error {
@@ -182,11 +191,5 @@ func (r *provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ll
 			return onDelta(d)
 		})
 		return resp, !forwarded, err
-	}, func(attempt int, d time.Duration, err error) {
-		if onDelta != nil {
-			// The retry goes ahead whatever the consumer answers.
-			_ = onDelta(llm.Delta{Kind: llm.DeltaRetry, Retry: &llm.RetryNotice{Attempt: attempt,
-				MaxRetries: r.pol.MaxRetries, Delay: d, Err: err.Error()}})
-		}
-	})
+	}, told)
 }

@@ -219,3 +219,28 @@ func TestObserverTakesTheRetries(t *testing.T) {
 		t.Errorf("no warning: %s", logs.String())
 	}
 }
+
+// A model call's retry is told once: to the stream's consumer (which turns
+// it into an event), not to the context's observer as well; the log only
+// at debug level, a front end showing it.
+func TestStreamRetryToldOnce(t *testing.T) {
+	f := &fakeProvider{errs: []error{&llm.StatusError{Status: 503}}}
+	var logs strings.Builder
+	pol := fastPolicy
+	pol.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	observed := 0
+	ctx := WithObserver(context.Background(), func(Attempt) { observed++ })
+	var deltas []llm.Delta
+	if _, err := Wrap(f, pol).Stream(ctx, &llm.Request{}, func(d llm.Delta) error {
+		deltas = append(deltas, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if observed != 0 || len(deltas) != 1 || deltas[0].Kind != llm.DeltaRetry {
+		t.Errorf("observed %d, deltas %+v", observed, deltas)
+	}
+	if strings.Contains(logs.String(), "WARN") {
+		t.Errorf("warned: %s", logs.String())
+	}
+}

@@ -19,8 +19,18 @@ const narrow = matchMedia('(max-width: 800px)');
 let workDir = '';
 
 function wsURL() {
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+}
+
+// A browser sets no header on a WebSocket handshake, so the token rides in
+// a subprotocol ("openheim.bearer." + unpadded base64url), never in the
+// address (which proxies log); the server selects "openheim".
+function wsProtocols() {
   const t = token();
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws${t ? `?token=${encodeURIComponent(t)}` : ''}`;
+  if (!t) return ['openheim'];
+  const b64 = btoa(String.fromCharCode(...new TextEncoder().encode(t)))
+    .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return ['openheim', `openheim.bearer.${b64}`];
 }
 
 const conn = new Connection(wsURL, {
@@ -55,7 +65,7 @@ const conn = new Connection(wsURL, {
   // A socket that never opened may have been refused for its token: REST
   // tells, and asks for a new one.
   beforeRetry: () => api('/healthz'),
-});
+}, wsProtocols);
 
 const working = new Working();
 const perms = new Permissions({ base: () => conv.cwd || workDir, onAsk: (title) => working.permission(title) });

@@ -19,8 +19,13 @@ export class Connection {
    * onFs(data) for unsolicited fs messages, onSystem(data),
    * beforeRetry() (async; awaited before reconnecting a socket that never opened).
    */
-  constructor(url, handlers) {
+  /**
+   * url: the address, or a function giving it; protocols (optional): a
+   * function giving the subprotocols to offer on each (re)connection.
+   */
+  constructor(url, handlers, protocols) {
     this.url = url;
+    this.protocols = protocols;
     this.h = handlers;
     this.ws = null;
     this.attempt = 0;
@@ -42,7 +47,7 @@ export class Connection {
 
   connect() {
     clearTimeout(this.timer);
-    const ws = new WebSocket(typeof this.url === 'function' ? this.url() : this.url);
+    const ws = new WebSocket(typeof this.url === 'function' ? this.url() : this.url, this.protocols?.());
     this.ws = ws;
     let opened = false;
     ws.onopen = async () => {
