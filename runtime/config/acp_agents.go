@@ -20,6 +20,10 @@ type ACPAgent struct {
 	// Kind says which agent this is when its command line does not (a
 	// wrapper script): one of the AgentKind constants; "" detects it.
 	Kind string `toml:"kind"`
+	// CaptureContent is how much of a message of the agent's that did not
+	// decode is kept for the protocol-error hook and the debug log: none,
+	// metadata (its shape, the default) or full (secrets masked).
+	CaptureContent string `toml:"capture_content"`
 	// Preset names the built-in agent this one was taken from ("" for a
 	// configured one).
 	Preset string `toml:"-"`
@@ -38,6 +42,10 @@ const (
 	AgentKindOpenheim = "openheim"
 	AgentKindOther    = "other"
 )
+
+// captureContents are the values of capture_content (the ACP host's
+// CaptureNone, CaptureMetadata, CaptureFull).
+var captureContents = []string{"none", "metadata", "full"}
 
 var agentKinds = []string{AgentKindClaude, AgentKindCodex, AgentKindOpenCode, AgentKindGemini, AgentKindOpenheim, AgentKindOther}
 
@@ -155,6 +163,9 @@ func (c *Config) validateACPAgents() error {
 		}
 		if a.Kind != "" && !slices.Contains(agentKinds, a.Kind) {
 			return keyErr("acp_agents."+name+".kind", "%q is not a known kind (%s)", a.Kind, strings.Join(agentKinds, ", "))
+		}
+		if c := a.CaptureContent; c != "" && !slices.Contains(captureContents, c) {
+			return keyErr("acp_agents."+name+".capture_content", "%q is not one of %s", c, strings.Join(captureContents, ", "))
 		}
 		if strings.ContainsAny(name, "/ ") {
 			return keyErr("acp_agents."+name, "a name may not contain spaces or '/'")

@@ -43,6 +43,22 @@ func TestLoadACPAgentKind(t *testing.T) {
 	}
 }
 
+// TestLoadACPCaptureContent: capture_content reaches the agent, a preset's
+// table too, and a value that is not a level is refused by name.
+func TestLoadACPCaptureContent(t *testing.T) {
+	c, err := LoadWith(writeConfig(t, "[acp_agents.codex-acp]\ncapture_content = \"full\"\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := c.ACPAgentNamed("codex-acp"); err != nil || a.CaptureContent != "full" || a.Command != "npx" {
+		t.Errorf("%+v %v", a, err)
+	}
+	_, err = LoadWith(writeConfig(t, "[acp_agents.w]\ncommand = \"./w.sh\"\ncapture_content = \"all\"\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), `acp_agents.w.capture_content: "all" is not one of none, metadata, full`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
 func TestLoadACPProfile(t *testing.T) {
 	c, err := LoadWith(writeConfig(t, `[acp_agents.claude-agent-acp]
 model = "haiku"

@@ -55,12 +55,12 @@ func (s *hostSession) recordPermission(r acp.RequestPermissionRequest, resp acp.
 		Options: r.Options, Outcome: resp.Outcome.Outcome, OptionID: resp.Outcome.OptionID, At: time.Now()}
 	if e := s.find(r.ToolCall.ToolCallID); e != nil {
 		e.Refused = !allowed
-		p.Target = e.Target
+		p.Target, p.Operation = e.Target, e.ID
 		if p.Title == "" {
 			p.Title = e.Title
 		}
 	} else {
-		p.Target = targetOf(&ToolCallEntry{RawInput: r.ToolCall.RawInput})
+		p.Target = targetOf(&ToolCallEntry{Kind: r.ToolCall.Kind, RawInput: r.ToolCall.RawInput}).Value
 	}
 	s.permissions = append(s.permissions, p)
 	if max := limitOr(s.h.opts.Limits.MaxPermissionEntries, DefaultMaxPermissionEntries); len(s.permissions) > max {

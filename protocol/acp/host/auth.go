@@ -161,3 +161,40 @@ var kindLogin = map[string]string{
 	config.AgentKindGemini:   "run `gemini` and pick a login (or set GEMINI_API_KEY in its env)",
 	config.AgentKindOpenheim: "set the provider's api_key in openheim's config",
 }
+
+// AuthRequiredError is an agent's -32000: it needs credentials first.
+type AuthRequiredError struct {
+	Agent   string
+	Message string
+	Methods []json.RawMessage // as the agent sent them, whatever their type
+	// Login says how to log the agent in (its own command, the variables
+	// to set).
+	Login string
+}
+
+func (e *AuthRequiredError) Error() string {
+	var names []string
+	for _, m := range e.Methods {
+		var am struct{ ID, Name, Type string }
+		json.Unmarshal(m, &am)
+		label := am.Name
+		if label == "" {
+			label = am.ID
+		}
+		if am.Type != "" {
+			label += " (" + am.Type + ")"
+		}
+		names = append(names, label)
+	}
+	msg := fmt.Sprintf("%s: authentication required", e.Agent)
+	if e.Message != "" && !strings.EqualFold(e.Message, "authentication required") {
+		msg += ": " + e.Message
+	}
+	if len(names) > 0 {
+		msg += "; the agent offers: " + strings.Join(names, ", ")
+	}
+	if e.Login != "" {
+		msg += "; to log in: " + e.Login
+	}
+	return msg
+}

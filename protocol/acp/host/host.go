@@ -28,6 +28,7 @@ import (
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/childproc"
 	"github.com/openheim/openheim/runtime/permission"
+	"github.com/openheim/openheim/runtime/redact"
 )
 
 // AgentSpec is how to start an external agent: [acp_agents.<name>].
@@ -65,6 +66,11 @@ type Options struct {
 	Log        *slog.Logger
 	Hooks      Hooks
 	Limits     ReadModelLimits
+	// CaptureContent is how much of a message that did not decode its
+	// ProtocolError keeps: CaptureNone, CaptureMetadata ("", the default)
+	// or CaptureFull. Redact masks secrets in what is kept and logged.
+	CaptureContent string
+	Redact         *redact.Redactor
 	// Grace is how long Close waits for the agent to exit after its stdin
 	// closes, then after SIGTERM, before SIGKILL (default 2 s each).
 	Grace time.Duration
@@ -80,43 +86,6 @@ type Options struct {
 type Transport struct {
 	Stdin  io.WriteCloser
 	Stdout io.Reader
-}
-
-// AuthRequiredError is an agent's -32000: it needs credentials first.
-type AuthRequiredError struct {
-	Agent   string
-	Message string
-	Methods []json.RawMessage // as the agent sent them, whatever their type
-	// Login says how to log the agent in (its own command, the variables
-	// to set).
-	Login string
-}
-
-func (e *AuthRequiredError) Error() string {
-	var names []string
-	for _, m := range e.Methods {
-		var am struct{ ID, Name, Type string }
-		json.Unmarshal(m, &am)
-		label := am.Name
-		if label == "" {
-			label = am.ID
-		}
-		if am.Type != "" {
-			label += " (" + am.Type + ")"
-		}
-		names = append(names, label)
-	}
-	msg := fmt.Sprintf("%s: authentication required", e.Agent)
-	if e.Message != "" && !strings.EqualFold(e.Message, "authentication required") {
-		msg += ": " + e.Message
-	}
-	if len(names) > 0 {
-		msg += "; the agent offers: " + strings.Join(names, ", ")
-	}
-	if e.Login != "" {
-		msg += "; to log in: " + e.Login
-	}
-	return msg
 }
 
 // stderrTail is how many of the agent's last stderr lines an error quotes.
@@ -179,6 +148,9 @@ func Start(ctx context.Context, spec AgentSpec, opts Options) (*Host, error) {
 	}
 	if opts.Grace <= 0 {
 		opts.Grace = 2 * time.Second
+	}
+	if err := checkCapture(opts.CaptureContent); err != nil {
+		return nil, err
 	}
 	h := &Host{spec: spec, opts: opts, log: opts.Log.With("acp_agent", spec.Name), sessions: map[string]*hostSession{},
 		exited: make(chan struct{})}

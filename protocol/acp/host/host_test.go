@@ -277,7 +277,7 @@ func TestHostReadModelLimits(t *testing.T) {
 	turn, _ := h.Prompt(context.Background(), id, []acp.ContentBlock{{Type: "text", Text: "go"}})
 	collect(t, turn)
 	snap, _ := h.Snapshot(id)
-	if len(snap.Thread) != 3 || len(snap.ToolCalls) != 2 || snap.ToolCalls[1].ID != "c5" {
+	if len(snap.Thread) != 3 || len(snap.ToolCalls) != 2 || snap.ToolCalls[1].ID != "c5" || len(snap.Operations) != 2 || snap.Operations[1].ID != "c5" {
 		t.Errorf("snapshot: %d thread, %+v", len(snap.Thread), snap.ToolCalls)
 	}
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -13,10 +14,27 @@ import (
 type ProtocolError struct {
 	Method    string // session/update, session/request_permission, the result of session/prompt, ...
 	SessionID string
-	Err       error
+	Err       error // redacted (Options.Redact)
 	Partial   bool
-	Raw       json.RawMessage // the message's params or result, at most maxProtocolRaw bytes
+	// Raw is the message's params or result as Options.CaptureContent
+	// says: nil (none), its shape (metadata) or itself (full), redacted
+	// and at most maxProtocolRaw bytes.
+	Raw json.RawMessage
 }
+
+// What a ProtocolError keeps of the offending message (seed 002's
+// ObservabilityOptions.CaptureContent; [acp_agents.X] capture_content).
+// The default is its shape: enough to see which field of which update an
+// agent got wrong, without the prompts, files and command output that
+// agents' messages carry into logs and hooks.
+const (
+	CaptureNone     = "none"     // no message, only the method and the error
+	CaptureMetadata = "metadata" // keys, identifiers (sessionUpdate, type, kind, ids...) and numbers; other strings as their length
+	CaptureFull     = "full"     // the message as sent, secrets masked
+)
+
+// Captures are the values of Options.CaptureContent ("" is metadata).
+var Captures = []string{CaptureNone, CaptureMetadata, CaptureFull}
 
 // maxProtocolRaw bounds the raw message a ProtocolError keeps.
 const maxProtocolRaw = 4 << 10
@@ -28,13 +46,35 @@ const maxProtocolWarnings = 20
 
 // protocolError reports a decode failure of the agent's message.
 func (h *Host) protocolError(method, sessionID string, raw json.RawMessage, err error) {
-	if len(raw) > maxProtocolRaw {
-		raw = raw[:maxProtocolRaw]
-	}
-	h.hook(ProtocolError{Method: method, SessionID: sessionID, Err: err, Partial: acp.Partial(err), Raw: append(json.RawMessage(nil), raw...)})
+	h.hook(ProtocolError{Method: method, SessionID: sessionID, Err: h.opts.Redact.Error(err), Partial: acp.Partial(err),
+		Raw: h.capture(raw)})
 }
 
-// warnProtocol logs e: a warning while few have been, then debug.
+// capture is what a ProtocolError keeps of raw (see CaptureContent): a
+// copy, taken out and masked before it is cut, so no cut can leave a
+// secret's head.
+func (h *Host) capture(raw json.RawMessage) json.RawMessage {
+	var out []byte
+	switch h.opts.CaptureContent {
+	case CaptureNone:
+		return nil
+	case CaptureFull:
+		out = bytes.Clone(raw)
+	default:
+		if len(raw) == 0 {
+			return nil
+		}
+		out = shape(raw)
+	}
+	out = h.opts.Redact.Bytes(out)
+	if len(out) > maxProtocolRaw {
+		out = out[:maxProtocolRaw]
+	}
+	return out
+}
+
+// warnProtocol logs e: a warning while few have been, then debug; the
+// captured message goes to the debug log only.
 func (h *Host) warnProtocol(e ProtocolError) {
 	what := "was dropped"
 	if e.Partial {
@@ -45,10 +85,26 @@ func (h *Host) warnProtocol(e ProtocolError) {
 	switch {
 	case n <= maxProtocolWarnings:
 		h.log.Warn(msg, "session", e.SessionID)
+		if len(e.Raw) > 0 {
+			h.log.Debug("acp host: the message that did not decode", "session", e.SessionID, "raw", string(e.Raw))
+		}
 	case n == maxProtocolWarnings+1:
 		h.log.Warn(fmt.Sprintf("acp agent %s: more protocol errors; they are logged at debug level (OPENHEIM_LOG=debug)", h.spec.Name))
 		fallthrough
 	default:
 		h.log.Debug(msg, "session", e.SessionID, "raw", string(e.Raw))
 	}
+}
+
+// checkCapture refuses an unknown CaptureContent.
+func checkCapture(c string) error {
+	for _, ok := range Captures {
+		if c == ok {
+			return nil
+		}
+	}
+	if c == "" {
+		return nil
+	}
+	return fmt.Errorf("acp host: capture content %q is not one of none, metadata, full", c)
 }

@@ -32,11 +32,12 @@ type ThreadEntry struct {
 }
 
 // ToolCallEntry is what is known of one tool call, every update merged.
-// Target is what it acts on: the first location's path, else a diff's,
-// else its command.
+// Target is what it acts on (targetOf): a path, a command, a URL or a
+// query; Operation says which.
 type ToolCallEntry struct {
 	ID, Title, Kind, Status string
 	Target                  string
+	targetType              string // OperationTarget.Type of Target
 	RawInput, RawOutput     json.RawMessage
 	Content                 []event.ToolContent
 	Locations               []event.Location
@@ -58,9 +59,12 @@ type DiffSnapshot struct {
 	UpdatedAt  time.Time
 }
 
-// PermissionEntry is one permission request and its answer.
+// PermissionEntry is one permission request and its answer. Operation is
+// the id of the operation asked about (SessionSnapshot.Operations), ""
+// when the call is not in the read model.
 type PermissionEntry struct {
 	ToolCallID, Title, Kind, Target string
+	Operation                       string
 	Options                         []acp.PermissionOption
 	Outcome, OptionID               string // the answer: selected (OptionID) or cancelled
 	At                              time.Time
@@ -73,6 +77,7 @@ type SessionSnapshot struct {
 	ToolCalls   []ToolCallEntry
 	Diffs       []DiffSnapshot
 	Permissions []PermissionEntry
+	Operations  []Operation // one per tool call kept, in the same order
 }
 
 // Snapshot returns session id's read model.
@@ -88,9 +93,13 @@ func (h *Host) Snapshot(id string) (SessionSnapshot, bool) {
 		e.Text, e.buf = string(e.buf), nil
 		thread[i] = e
 	}
+	ops := make([]Operation, len(s.tools))
+	for i := range s.tools {
+		ops[i] = s.tools[i].Operation()
+	}
 	return SessionSnapshot{ID: id, Thread: thread,
 		ToolCalls: append([]ToolCallEntry(nil), s.tools...), Diffs: append([]DiffSnapshot(nil), s.diffs...),
-		Permissions: append([]PermissionEntry(nil), s.permissions...)}, true
+		Permissions: append([]PermissionEntry(nil), s.permissions...), Operations: ops}, true
 }
 
 var threadKinds = map[event.Kind]string{event.AgentMessageChunk: "agent", event.AgentThoughtChunk: "thought", event.UserMessageChunk: "user"}
@@ -231,7 +240,11 @@ func merge(e *ToolCallEntry, t *event.ToolCallInfo, now time.Time) {
 	if t.Locations != nil {
 		e.Locations = t.Locations
 	}
-	e.Target = targetOf(e)
+	// Only what names a target changes it (most updates are of status).
+	if len(t.RawInput) > 0 || t.Content != nil || t.Locations != nil || t.Kind != "" {
+		tg := targetOf(e)
+		e.Target, e.targetType = tg.Value, tg.Type
+	}
 	e.UpdatedAt = now
 }
 
@@ -292,42 +305,4 @@ func (s *hostSession) rememberDiffs(callID string, content []event.ToolContent, 
 			s.diffs = append(s.diffs[:0], s.diffs[len(s.diffs)-max:]...)
 		}
 	}
-}
-
-// targetOf is what a call acts on, for snapshots and permission entries.
-func targetOf(e *ToolCallEntry) string {
-	for _, l := range e.Locations {
-		if l.Path != "" {
-			return l.Path
-		}
-	}
-	for _, c := range e.Content {
-		if c.Diff != nil && c.Diff.Path != "" {
-			return c.Diff.Path
-		}
-	}
-	var in map[string]any
-	if json.Unmarshal(e.RawInput, &in) != nil {
-		return ""
-	}
-	for _, k := range []string{"command", "cmd"} {
-		switch v := in[k].(type) {
-		case string:
-			return v
-		case []any:
-			parts := make([]string, 0, len(v))
-			for _, p := range v {
-				if s, ok := p.(string); ok {
-					parts = append(parts, s)
-				}
-			}
-			return strings.Join(parts, " ")
-		}
-	}
-	for _, k := range []string{"file_path", "path", "notebook_path", "url"} {
-		if v, ok := in[k].(string); ok {
-			return v
-		}
-	}
-	return ""
 }

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -332,6 +333,14 @@ func (l *lease) renew() error {
 	ctx, cancel := b.ctx()
 	defer cancel()
 	ack, err := b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(b.opts.LeaseTTL))
+	if isWrongSeq(err) {
+		// Our last renewal may be what moved the revision, stored but its
+		// ack lost to the deadline (a loaded cluster): then the key still
+		// holds our value, and we renew from its revision.
+		if e, gerr := b.leases.Get(ctx, l.id); gerr == nil && bytes.Equal(e.Value(), value) && e.Revision() != rev {
+			ack, err = b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(e.Revision()), jetstream.WithMsgTTL(b.opts.LeaseTTL))
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -125,18 +125,34 @@ func (b *Backend) publish(m *nats.Msg, t tip, msgID string, count int) (tip, err
 			}
 			return t, errFenced
 		}
-		if !retryable(err) || time.Now().After(deadline) {
+		if !retryable(err) && !inProcess(err) || time.Now().After(deadline) {
 			return t, err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// retryable errors are the cluster not answering for now.
+// errCodeDuplicateInProcess is nats-server's JSStreamDuplicateMessageConflict.
+const errCodeDuplicateInProcess = 10158
+
+// inProcess tells that a message of this id is being stored: our earlier
+// attempt, its ack not back within ackWait (a loaded cluster); the next
+// attempt gets that entry's ack as a duplicate, or the wrong sequence
+// that publish checks against our id.
+func inProcess(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == errCodeDuplicateInProcess
+}
+
+// retryable errors are the cluster not answering for now, or the
+// stream's consumer limit reached: every read holds a consumer for a
+// moment, and nats-server caps a stream at 1,000 by default, which a
+// thousand sessions starting turns at once reach (serve-cluster.sh).
 func retryable(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, jetstream.ErrMaximumConsumersLimit)
 }
 
 // again runs the read f, again while the cluster does not answer for now
