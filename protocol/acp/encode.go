@@ -86,13 +86,19 @@ const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as encoding/json writes it by default: HTML
 // characters and U+2028/U+2029 escaped, invalid UTF-8 as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString(b []byte, s string) []byte { return appendString(b, s, true) }
+
+// appendJSONStringNoHTML is appendJSONString leaving <, > and & as they
+// are (for a MarshalJSON, whose caller's encoder escapes them or not).
+func appendJSONStringNoHTML(b []byte, s string) []byte { return appendString(b, s, false) }
+
+func appendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || (c != '<' && c != '>' && c != '&')) {
 				i++
 				continue
 			}

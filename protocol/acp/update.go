@@ -164,9 +164,9 @@ func contentFrom(b *message.Block) *ContentBlock {
 func (c ContentBlock) MarshalJSON() ([]byte, error) {
 	type plain ContentBlock
 	if c.Type != "text" {
-		return json.Marshal(plain(c))
+		return marshalNoHTML(plain(c))
 	}
-	return json.Marshal(struct {
+	return marshalNoHTML(struct {
 		Type string         `json:"type"`
 		Text string         `json:"text"`
 		Meta map[string]any `json:"_meta,omitempty"`

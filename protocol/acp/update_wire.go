@@ -19,16 +19,15 @@ type updateWire struct {
 
 // MarshalJSON writes the update; a tool call's content and locations are
 // written as lists ([] when empty but set). Text chunks, most updates, are
-// written directly (see EncodeNotification), their text escaped as
-// ContentBlock's MarshalJSON escapes it. Nothing else is HTML-escaped here:
+// written directly (see EncodeNotification). Nothing is HTML-escaped here:
 // the calling encoder does it or not (marshalNoHTML).
 func (u SessionUpdate) MarshalJSON() ([]byte, error) {
 	if c := u.Content; c != nil && c.Type == "text" && plainChunk(u) && plainText(c) {
 		b := make([]byte, 0, len(c.Text)+len(u.SessionUpdate)+64)
 		b = append(b, `{"sessionUpdate":`...)
-		b = appendJSONString(b, u.SessionUpdate)
+		b = appendJSONStringNoHTML(b, u.SessionUpdate)
 		b = append(b, `,"content":{"type":"text","text":`...)
-		b = appendJSONString(b, c.Text)
+		b = appendJSONStringNoHTML(b, c.Text)
 		return append(b, "}}"...), nil
 	}
 	w := updateWire{plainUpdate: plainUpdate(u)}

@@ -112,3 +112,21 @@ func TestEncoderHeaderPerTurn(t *testing.T) {
 		t.Fatalf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// NDJSON is read in terminals and by jq, not embedded in HTML: text and
+// tool content keep <, > and & as they are (the marker of a masked secret
+// too), in a plain chunk and in a tool call's content alike.
+func TestNoHTMLEscaping(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	enc.Emit(event.Text("s", event.AgentMessageChunk, "a <b> & <redacted>"))
+	blk := message.Text("if a < b && c > d")
+	enc.Emit(event.Event{SessionID: "s", Kind: event.ToolCallUpdate, Tool: &event.ToolCallInfo{ID: "t", Status: event.StatusCompleted,
+		Content: []event.ToolContent{{Block: &blk}}}})
+	out := buf.String()
+	for _, want := range []string{`"text":"a <b> & <redacted>"`, `"text":"if a < b && c > d"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+}

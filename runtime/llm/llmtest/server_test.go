@@ -113,9 +113,10 @@ func TestErrorsAndRecording(t *testing.T) {
 	if status, _, body, _ = post(t, s, `{}`); status != 500 || strings.TrimSpace(body) != "llmtest: no scripted reply for request 3" {
 		t.Errorf("empty queue: %d %q", status, body)
 	}
-	resp, err := http.Get(s.URL() + "/models")
+	// GET /models is a health check's (models.go); any other GET is a 404.
+	resp, err := http.Get(s.URL() + "/files")
 	if err != nil || resp.StatusCode != 404 {
-		t.Errorf("GET /models: %v %v", resp, err)
+		t.Errorf("GET /files: %v %v", resp, err)
 	}
 	resp.Body.Close()
 
