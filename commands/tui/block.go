@@ -52,77 +52,110 @@ func classify(b []byte, final bool) (block, bool) {
 	// under list items.
 	shallow := i <= 3
 	c := b[i]
+	var blk block
+	var ready, found bool
 	switch {
 	case c == '#' && shallow:
-		j := i
-		for j < len(b) && b[j] == '#' && j-i <= 6 {
-			j++
-		}
-		if more(j) {
-			return block{}, false
-		}
-		if j-i <= 6 && (j == len(b) || isSpaceTab(b[j]) || b[j] == '\n') {
-			end := j
-			if j < len(b) && b[j] != '\n' {
-				end++
-			}
-			return block{kind: bHeading, indent: i, end: end}, true
-		}
+		blk, ready, found = classifyHeading(b, i, final)
 	case c == '`' || c == '~':
-		j := i
-		for j < len(b) && b[j] == c && j < holdLimit {
-			j++
-		}
-		if j >= holdLimit {
-			return block{}, true
-		}
-		if more(j) {
-			return block{}, false
-		}
-		if j-i >= 3 {
-			return block{kind: bFence, indent: i, end: j}, true
-		}
+		blk, ready, found = classifyFence(b, i, final)
 	case c == '>' && shallow:
 		return classifyQuote(b, i, final)
 	case c == '-' || c == '*' || c == '_' || c == '+':
-		if c != '+' && shallow {
-			rule, ok := scanRule(b, i, final)
-			if !ok {
-				return block{}, false
-			}
-			if rule {
-				end := bytes.IndexByte(b, '\n')
-				if end < 0 {
-					end = len(b)
-				}
-				return block{kind: bRule, indent: i, end: end}, true
-			}
-		}
-		if c != '_' {
-			if more(i + 1) {
-				return block{}, false
-			}
-			if i+1 < len(b) && isSpaceTab(b[i+1]) {
-				return block{kind: bBullet, indent: i, end: i + 1}, true
-			}
-		}
+		blk, ready, found = classifyBullet(b, i, final, shallow)
 	case isDigit(c):
-		j := i
-		for j < len(b) && isDigit(b[j]) && j-i < 10 {
-			j++
-		}
-		if more(j + 1) {
-			return block{}, false
-		}
-		if j-i <= 9 && j+1 < len(b) && (b[j] == '.' || b[j] == ')') && isSpaceTab(b[j+1]) {
-			return block{kind: bOrdered, indent: i, end: j + 1, mark: j + 1}, true
-		}
+		blk, ready, found = classifyOrdered(b, i, final)
+	default:
+		ready = true
+	}
+	if !ready || found {
+		return blk, ready
 	}
 	return block{indent: i}, true
 }
 
-// classifyQuote reads the '>' markers (each with an optional space) of a
-// block quote starting at b[i]; mark is the nesting depth.
+// The classifiers of one kind of block start at b[i]. Each returns the
+// block, whether b says enough to tell (false: wait for more), and whether
+// it is that kind (else a plain line).
+
+func classifyHeading(b []byte, i int, final bool) (block, bool, bool) {
+	j := i
+	for j < len(b) && b[j] == '#' && j-i <= 6 {
+		j++
+	}
+	if j >= len(b) && !final {
+		return block{}, false, false
+	}
+	if j-i <= 6 && (j == len(b) || isSpaceTab(b[j]) || b[j] == '\n') {
+		end := j
+		if j < len(b) && b[j] != '\n' {
+			end++
+		}
+		return block{kind: bHeading, indent: i, end: end}, true, true
+	}
+	return block{}, true, false
+}
+
+func classifyFence(b []byte, i int, final bool) (block, bool, bool) {
+	c := b[i]
+	j := i
+	for j < len(b) && b[j] == c && j < holdLimit {
+		j++
+	}
+	switch {
+	case j >= holdLimit:
+		return block{}, true, true
+	case j >= len(b) && !final:
+		return block{}, false, false
+	case j-i >= 3:
+		return block{kind: bFence, indent: i, end: j}, true, true
+	}
+	return block{}, true, false
+}
+
+// classifyBullet tells a bullet item from a rule (-, * or _ three times
+// and more, on a shallow line).
+func classifyBullet(b []byte, i int, final, shallow bool) (block, bool, bool) {
+	c := b[i]
+	if c != '+' && shallow {
+		rule, ok := scanRule(b, i, final)
+		if !ok {
+			return block{}, false, false
+		}
+		if rule {
+			end := bytes.IndexByte(b, '\n')
+			if end < 0 {
+				end = len(b)
+			}
+			return block{kind: bRule, indent: i, end: end}, true, true
+		}
+	}
+	if c == '_' {
+		return block{}, true, false
+	}
+	if i+1 >= len(b) && !final {
+		return block{}, false, false
+	}
+	if i+1 < len(b) && isSpaceTab(b[i+1]) {
+		return block{kind: bBullet, indent: i, end: i + 1}, true, true
+	}
+	return block{}, true, false
+}
+
+func classifyOrdered(b []byte, i int, final bool) (block, bool, bool) {
+	j := i
+	for j < len(b) && isDigit(b[j]) && j-i < 10 {
+		j++
+	}
+	if j+1 >= len(b) && !final {
+		return block{}, false, false
+	}
+	if j-i <= 9 && j+1 < len(b) && (b[j] == '.' || b[j] == ')') && isSpaceTab(b[j+1]) {
+		return block{kind: bOrdered, indent: i, end: j + 1, mark: j + 1}, true, true
+	}
+	return block{}, true, false
+}
+
 func classifyQuote(b []byte, i int, final bool) (block, bool) {
 	blk := block{kind: bQuote, indent: i}
 	j := i

@@ -99,13 +99,7 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	lim := limits{read: opts.ReadTimeout, upload: opts.UploadTimeout}
-	if lim.read <= 0 {
-		lim.read = DefaultReadTimeout
-	}
-	if lim.upload <= 0 {
-		lim.upload = DefaultUploadTimeout
-	}
+	lim := newLimits(opts)
 	cfg := opts.Engine.Config
 	hub := live.NewHub(context.Background(), opts.Engine)
 	if opts.Relay != nil {
@@ -122,18 +116,7 @@ func New(opts Options) (*Server, error) {
 		// sessions API's do, unless the config says otherwise.
 		Policy: &agent.SessionPolicy{Roots: append([]string{cfg.WorkDir}, cfg.Serve.Roots...),
 			ClientMCPServers: cfg.Serve.AllowClientMCPServers}}
-	api := &rest.Server{Engine: opts.Engine, Catalog: opts.Catalog, Skills: func() []string {
-		names, err := opts.Engine.Skills()
-		if err != nil {
-			log.Warn("serve: listing skills", "err", err)
-		}
-		return names
-	}}
-	api.Cancel = hub.Cancel
-	if m, ok := opts.Engine.MCP.(interface{ Status() []mcp.Status }); ok {
-		api.MCP = m.Status
-	}
-
+	api := restAPI(opts, hub, log)
 	var reps *replicas
 	sopts := sessionsapi.Options{Engine: opts.Engine, Runner: agents, Hub: hub, Store: opts.Engine.Store,
 		Catalog: opts.Catalog, DataDir: opts.DataDir, Backend: opts.Backend, Log: log}
@@ -151,18 +134,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("/api/", lim.wrap(api.Handler(), maxBodyBytes, false))
-	sessions.Register(mux, lim.wrap)
-	mux.Handle("GET /healthz", lim.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}` + "\n"))
-	}), maxBodyBytes, false))
-	mux.HandleFunc("GET /ws", wss.Envelope)
-	mux.HandleFunc("GET /acp", wss.Bare)
-	// The built-in web client; anything else unknown is a JSON 404.
-	mux.Handle("/", lim.wrap(web.Handler(), maxBodyBytes, false))
-
+	mux := routes(lim, api, sessions, wss)
 	return &Server{hub: hub, fwd: opts.Forwarder, ws: wss, sessions: sessions, agents: agents, log: log, http: &http.Server{
 		Handler: guard{token: opts.Token, loopbackOnly: opts.Token == "",
 			allowedOrigins: cfg.Serve.AllowedOrigins, public: web.IsAsset}.wrap(mux),
@@ -177,6 +149,50 @@ func New(opts Options) (*Server, error) {
 
 // limits are the time bounds of plain (non-WebSocket, non-SSE) routes.
 type limits struct{ read, upload time.Duration }
+
+func newLimits(opts Options) limits {
+	lim := limits{read: opts.ReadTimeout, upload: opts.UploadTimeout}
+	if lim.read <= 0 {
+		lim.read = DefaultReadTimeout
+	}
+	if lim.upload <= 0 {
+		lim.upload = DefaultUploadTimeout
+	}
+	return lim
+}
+
+// restAPI is the REST API under /api.
+func restAPI(opts Options, hub *live.Hub, log *slog.Logger) *rest.Server {
+	api := &rest.Server{Engine: opts.Engine, Catalog: opts.Catalog, Skills: func() []string {
+		names, err := opts.Engine.Skills()
+		if err != nil {
+			log.Warn("serve: listing skills", "err", err)
+		}
+		return names
+	}}
+	api.Cancel = hub.Cancel
+	if m, ok := opts.Engine.MCP.(interface{ Status() []mcp.Status }); ok {
+		api.MCP = m.Status
+	}
+	return api
+}
+
+// routes maps the server's paths: REST, the sessions API, the WebSocket
+// endpoints, the health check and the web client.
+func routes(lim limits, api *rest.Server, sessions *sessionsapi.API, wss *ws.Server) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/api/", lim.wrap(api.Handler(), maxBodyBytes, false))
+	sessions.Register(mux, lim.wrap)
+	mux.Handle("GET /healthz", lim.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}` + "\n"))
+	}), maxBodyBytes, false))
+	mux.HandleFunc("GET /ws", wss.Envelope)
+	mux.HandleFunc("GET /acp", wss.Bare)
+	// The built-in web client; anything else unknown is a JSON 404.
+	mux.Handle("/", lim.wrap(web.Handler(), maxBodyBytes, false))
+	return mux
+}
 
 // wrap bounds h's body to maxBody bytes (413 past it) and its run to the
 // read timeout, the one the server applies to reading every request; an

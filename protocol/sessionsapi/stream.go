@@ -1,6 +1,7 @@
 package sessionsapi
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"time"
@@ -71,8 +72,32 @@ func (a *API) handleStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sub := newStreamSub(a.opts.StreamQueue)
+	t, err := a.subscribe(id, sub)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer func() {
+		t.unsubscribe(sub)
+		a.sessions.release(id, t)
+	}()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // proxies that buffer would hold the live tail
+	w.WriteHeader(http.StatusOK)
+	out := &sseWriter{w: w, rc: http.NewResponseController(w), sub: sub}
+	// The stream starts with where the session stands.
+	if out.write(statusFrame(t)) {
+		a.pump(r.Context(), out, sub)
+	}
+}
+
+// subscribe adds sub to session id's tracker.
+func (a *API) subscribe(id string, sub *streamSub) (*tracker, error) {
 	var t *tracker
-	err = a.sessions.withTracker(id, func(tr *tracker) error {
+	err := a.sessions.withTracker(id, func(tr *tracker) error {
 		if !tr.subscribe(sub) {
 			tr.mu.Lock()
 			retired := tr.retired
@@ -85,59 +110,19 @@ func (a *API) handleStream(w http.ResponseWriter, r *http.Request) {
 		t = tr
 		return nil
 	})
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	defer func() {
-		t.unsubscribe(sub)
-		a.sessions.release(id, t)
-	}()
+	return t, err
+}
 
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // proxies that buffer would hold the live tail
-	w.WriteHeader(http.StatusOK)
-	write := func(p []byte) bool {
-		rc.SetWriteDeadline(time.Now().Add(writeWindow))
-		if _, err := w.Write(p); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	// writeQueued writes f and every frame queued behind it with one
-	// deadline and one flush: a subscriber that fell behind catches up in
-	// a few large writes rather than a system call per frame.
-	writeQueued := func(f []byte) bool {
-		rc.SetWriteDeadline(time.Now().Add(writeWindow))
-		for n := 0; ; n += len(f) {
-			if _, err := w.Write(f); err != nil {
-				return false
-			}
-			if n >= maxCoalesce {
-				break
-			}
-			select {
-			case f = <-sub.frames:
-				continue
-			default:
-			}
-			break
-		}
-		return rc.Flush() == nil
-	}
-	// The stream starts with where the session stands.
-	if !write(statusFrame(t)) {
-		return
-	}
+// pump writes sub's frames and heartbeats until the subscription ends
+// (the frames left, then [DONE] when the session's stream ended), the
+// client goes or a write fails.
+func (a *API) pump(ctx context.Context, out *sseWriter, sub *streamSub) {
 	beat := time.NewTicker(a.opts.Heartbeat)
 	defer beat.Stop()
 	for {
 		select {
 		case f := <-sub.frames:
-			if !writeQueued(f) {
+			if !out.writeQueued(f) {
 				return
 			}
 		case <-sub.signal:
@@ -145,7 +130,7 @@ func (a *API) handleStream(w http.ResponseWriter, r *http.Request) {
 			for {
 				select {
 				case f := <-sub.frames:
-					if !write(f) {
+					if !out.write(f) {
 						return
 					}
 					continue
@@ -154,17 +139,54 @@ func (a *API) handleStream(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			if ended {
-				write([]byte("data: [DONE]\n\n"))
+				out.write([]byte("data: [DONE]\n\n"))
 			}
 			return
 		case <-beat.C:
-			if !write([]byte("event: response.heartbeat\ndata: {\"type\":\"response.heartbeat\"}\n\n")) {
+			if !out.write([]byte("event: response.heartbeat\ndata: {\"type\":\"response.heartbeat\"}\n\n")) {
 				return
 			}
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// sseWriter writes a subscriber's frames, each write within writeWindow.
+type sseWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	sub *streamSub
+}
+
+func (o *sseWriter) write(p []byte) bool {
+	o.rc.SetWriteDeadline(time.Now().Add(writeWindow))
+	if _, err := o.w.Write(p); err != nil {
+		return false
+	}
+	return o.rc.Flush() == nil
+}
+
+// writeQueued writes f and every frame queued behind it with one deadline
+// and one flush: a subscriber that fell behind catches up in a few large
+// writes rather than a system call per frame.
+func (o *sseWriter) writeQueued(f []byte) bool {
+	o.rc.SetWriteDeadline(time.Now().Add(writeWindow))
+	for n := 0; ; n += len(f) {
+		if _, err := o.w.Write(f); err != nil {
+			return false
+		}
+		if n >= maxCoalesce {
+			break
+		}
+		select {
+		case f = <-o.sub.frames:
+			continue
+		default:
+		}
+		break
+	}
+	return o.rc.Flush() == nil
 }
 
 // statusFrame is a session.status event for the session as it is now.

@@ -102,17 +102,8 @@ func (r *run) end(reason event.StopReason, err error) event.End {
 }
 
 func (r *run) loop(ctx context.Context) event.End {
-	r.msgs = repairHistory(message.SinceCompaction(r.turn.History))
-	r.turnStart = len(r.msgs)
-	r.msgs = append(r.msgs, r.turn.Input)
-	if r.Tools != nil {
-		r.tools = r.Tools.Specs()
-	}
-	r.fixed = fixedTokens(r.System, r.tools)
-	if r.turn.Persist != nil {
-		if err := r.turn.Persist(r.turn.Input); err != nil {
-			return r.end(event.StopEndTurn, fmt.Errorf("saving session: %w", err))
-		}
+	if err := r.begin(); err != nil {
+		return r.end(event.StopEndTurn, err)
 	}
 	maxIter := r.MaxIterations
 	if maxIter <= 0 {
@@ -150,17 +141,7 @@ func (r *run) loop(ctx context.Context) event.End {
 			continue
 		}
 		if len(calls) == 0 || resp.StopReason == event.StopMaxTokens || resp.StopReason == event.StopRefusal {
-			if err := r.persist(reply); err != nil {
-				return r.end(event.StopEndTurn, err)
-			}
-			if len(calls) > 0 {
-				// A cut-off reply's calls are not run, but every tool_use
-				// needs a result or the next request is invalid.
-				if err := r.persist(notRun(calls, "Not run: the reply was cut off ("+string(resp.StopReason)+").")); err != nil {
-					return r.end(event.StopEndTurn, err)
-				}
-			}
-			return r.end(stopReason(resp.StopReason), nil)
+			return r.last(reply, calls, resp.StopReason)
 		}
 		if err := r.persist(reply); err != nil {
 			return r.end(event.StopEndTurn, err)
@@ -182,6 +163,39 @@ func (r *run) loop(ctx context.Context) event.End {
 		}
 	}
 	return r.end(event.StopMaxTurnRequests, nil)
+}
+
+// begin sets the turn up: the history it continues (repaired, from the
+// last compaction), the tools offered, and the input stored.
+func (r *run) begin() error {
+	r.msgs = repairHistory(message.SinceCompaction(r.turn.History))
+	r.turnStart = len(r.msgs)
+	r.msgs = append(r.msgs, r.turn.Input)
+	if r.Tools != nil {
+		r.tools = r.Tools.Specs()
+	}
+	r.fixed = fixedTokens(r.System, r.tools)
+	if r.turn.Persist != nil {
+		if err := r.turn.Persist(r.turn.Input); err != nil {
+			return fmt.Errorf("saving session: %w", err)
+		}
+	}
+	return nil
+}
+
+// last stores the reply that ends the turn: one without calls, or one cut
+// off or refused, whose calls are not run but each get a result (every
+// tool_use needs one or the next request is invalid).
+func (r *run) last(reply message.Message, calls []message.Block, stop event.StopReason) event.End {
+	if err := r.persist(reply); err != nil {
+		return r.end(event.StopEndTurn, err)
+	}
+	if len(calls) > 0 {
+		if err := r.persist(notRun(calls, "Not run: the reply was cut off ("+string(stop)+").")); err != nil {
+			return r.end(event.StopEndTurn, err)
+		}
+	}
+	return r.end(stopReason(stop), nil)
 }
 
 // takeInbox stores and adds the user messages that arrived meanwhile.
