@@ -43,44 +43,7 @@ type options struct {
 }
 
 func main() {
-	var o options
-	var connsFlag, floorBin string
-	flag.StringVar(&o.bin, "openheim", "", "openheim binary to start (`serve --host 127.0.0.1 --port 0`) fresh for each run")
-	flag.StringVar(&o.config, "config", "", "config file passed to openheim with --config")
-	flag.StringVar(&o.home, "home", os.TempDir(), "directory under which each run gets a fresh OPENHEIM_HOME")
-	flag.StringVar(&o.url, "url", "", "instead of -openheim: the http:// URL of a running server")
-	flag.IntVar(&o.pid, "pid", 0, "with -url: the server's pid, to read its memory and CPU")
-	flag.StringVar(&o.token, "token", os.Getenv("OPENHEIM_TOKEN"), "with -url: the server's token (default $OPENHEIM_TOKEN)")
-	flag.IntVar(&o.llmPid, "llm-pid", 0, "the fake provider's pid, to report its CPU time")
-	flag.StringVar(&o.cwd, "cwd", "", "absolute cwd for session/new (the config's work_dir)")
-	flag.StringVar(&connsFlag, "conns", "100,1000", "comma-separated connection counts, one run each")
-	flag.IntVar(&o.chunks, "chunks", 200, "deltas per provider reply (as given to streamllm), to check none is lost")
-	flag.IntVar(&o.dialPar, "dial-par", 16, "connections set up at once (keeps the accept backlog from overflowing)")
-	flag.DurationVar(&o.timeout, "timeout", 45*time.Second, "deadline of each run, set-up included")
-	flag.DurationVar(&o.settle, "settle", 500*time.Millisecond, "pause before reading idle memory")
-	flag.BoolVar(&o.verbose, "v", false, "copy the server's stderr to ours")
-	flag.StringVar(&floorBin, "floor", "", "also run each load against this floor server (scripts/bench/wsfloor), started as -openheim is, and print the ratios")
-	flag.IntVar(&o.replicas, "replicas", 1, "with -openheim: 2 starts two replicas of a cluster (the config's [cluster]); each session is prompted on one and its updates counted on the other")
-	flag.Parse()
-
-	var conns []int
-	for f := range strings.SplitSeq(connsFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			fatalf("-conns: %q is not a positive count", f)
-		}
-		conns = append(conns, n)
-	}
-	if (o.bin == "") == (o.url == "") {
-		fatalf("give exactly one of -openheim and -url")
-	}
-	if o.cwd == "" {
-		fatalf("-cwd is required: the work_dir sessions run in")
-	}
-	if o.replicas != 1 && (o.replicas != 2 || o.bin == "") {
-		fatalf("-replicas is 1, or 2 with -openheim")
-	}
-
+	o, conns, floorBin := parseFlags()
 	var results, floors []*runResult
 	for _, n := range conns {
 		r, err := run(o, n)
@@ -100,6 +63,56 @@ func main() {
 			floors = append(floors, f)
 		}
 	}
+	if failed := report(o, results, floors); failed > 0 {
+		fmt.Fprintf(os.Stderr, "wsload: %d sessions failed\n", failed)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads and checks the command line.
+func parseFlags() (o options, conns []int, floorBin string) {
+	var connsFlag string
+	flag.StringVar(&o.bin, "openheim", "", "openheim binary to start (`serve --host 127.0.0.1 --port 0`) fresh for each run")
+	flag.StringVar(&o.config, "config", "", "config file passed to openheim with --config")
+	flag.StringVar(&o.home, "home", os.TempDir(), "directory under which each run gets a fresh OPENHEIM_HOME")
+	flag.StringVar(&o.url, "url", "", "instead of -openheim: the http:// URL of a running server")
+	flag.IntVar(&o.pid, "pid", 0, "with -url: the server's pid, to read its memory and CPU")
+	flag.StringVar(&o.token, "token", os.Getenv("OPENHEIM_TOKEN"), "with -url: the server's token (default $OPENHEIM_TOKEN)")
+	flag.IntVar(&o.llmPid, "llm-pid", 0, "the fake provider's pid, to report its CPU time")
+	flag.StringVar(&o.cwd, "cwd", "", "absolute cwd for session/new (the config's work_dir)")
+	flag.StringVar(&connsFlag, "conns", "100,1000", "comma-separated connection counts, one run each")
+	flag.IntVar(&o.chunks, "chunks", 200, "deltas per provider reply (as given to streamllm), to check none is lost")
+	flag.IntVar(&o.dialPar, "dial-par", 16, "connections set up at once (keeps the accept backlog from overflowing)")
+	flag.DurationVar(&o.timeout, "timeout", 45*time.Second, "deadline of each run, set-up included")
+	flag.DurationVar(&o.settle, "settle", 500*time.Millisecond, "pause before reading idle memory")
+	flag.BoolVar(&o.verbose, "v", false, "copy the server's stderr to ours")
+	flag.StringVar(&floorBin, "floor", "", "also run each load against this floor server (scripts/bench/wsfloor), started as -openheim is, and print the ratios")
+	flag.IntVar(&o.replicas, "replicas", 1, "with -openheim: 2 starts two replicas of a cluster (the config's [cluster]); each session is prompted on one and its updates counted on the other")
+	flag.Parse()
+
+	for f := range strings.SplitSeq(connsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fatalf("-conns: %q is not a positive count", f)
+		}
+		conns = append(conns, n)
+	}
+	if (o.bin == "") == (o.url == "") {
+		fatalf("give exactly one of -openheim and -url")
+	}
+	if o.cwd == "" {
+		fatalf("-cwd is required: the work_dir sessions run in")
+	}
+	if o.replicas != 1 && (o.replicas != 2 || o.bin == "") {
+		fatalf("-replicas is 1, or 2 with -openheim")
+	}
+
+	return o, conns, floorBin
+}
+
+// report prints the table, the notes and the ratios, and returns how many
+// sessions failed.
+func report(o options, results, floors []*runResult) int {
 	fmt.Printf("openheim serve under load: each connection one session, one prompt, %d streamed chunks (loopback)\n", o.chunks)
 	fmt.Print(header)
 	for i, r := range results {
@@ -119,10 +132,7 @@ func main() {
 		}
 	}
 	targets(results)
-	if failed > 0 {
-		fmt.Fprintf(os.Stderr, "wsload: %d sessions failed\n", failed)
-		os.Exit(1)
-	}
+	return failed
 }
 
 func fatalf(format string, a ...any) {
@@ -132,38 +142,14 @@ func fatalf(format string, a ...any) {
 
 // run is one measurement: n connections against a fresh server.
 func run(o options, n int) (res *runResult, err error) {
-	base, pid, token := o.url, o.pid, o.token
-	watch := ""
+	base, pid, token, watch := o.url, o.pid, o.token, ""
 	if o.bin != "" {
-		home, err := os.MkdirTemp(o.home, "home-")
+		t, err := startTarget(o)
 		if err != nil {
 			return nil, err
 		}
-		token = newToken()
-		srv, err := startServerWith(o.bin, o.config, home, token, 15*time.Second, o.verbose)
-		if err != nil {
-			return nil, err
-		}
-		if o.replicas == 2 {
-			w, err := startWatchReplica(o, token)
-			if err != nil {
-				srv.stop()
-				return nil, err
-			}
-			defer w.stop()
-			watch = w.URL
-		}
-		defer func() {
-			// What it logged before being asked to stop; its shutdown
-			// message is not news.
-			lines, head := srv.Stderr()
-			stopErr := srv.stop()
-			if res != nil {
-				res.stopErr = stopErr
-				res.stderrLines, res.stderrHead = lines, head
-			}
-		}()
-		base, pid = srv.URL, srv.Pid()
+		defer func() { t.stop(res) }()
+		base, pid, token, watch = t.srv.URL, t.srv.Pid(), t.token, t.watch
 	}
 	r := &runResult{conns: n, errs: map[string]int{}, others: map[string]int{}}
 	time.Sleep(o.settle)
@@ -201,12 +187,62 @@ func run(o options, n int) (res *runResult, err error) {
 	all.Wait()
 	r.cpuServer, r.cpuLLM, r.cpuDriver = readCPU(pid)-srv0, readCPU(o.llmPid)-llm0, readCPU(os.Getpid())-drv0
 	r.after = mem(pid)
+	r.collect(conns, p0)
+	if r.setupOK == 0 {
+		return r, errors.New("no session could be set up: " + tally(r.errs))
+	}
+	return r, nil
+}
+
+// target is a server run started for one load (and its watching replica).
+type target struct {
+	srv   *server
+	w     *server
+	token string
+	watch string // the watching replica's URL, with -replicas 2
+}
+
+func startTarget(o options) (*target, error) {
+	home, err := os.MkdirTemp(o.home, "home-")
+	if err != nil {
+		return nil, err
+	}
+	t := &target{token: newToken()}
+	if t.srv, err = startServerWith(o.bin, o.config, home, t.token, 15*time.Second, o.verbose); err != nil {
+		return nil, err
+	}
+	if o.replicas == 2 {
+		if t.w, err = startWatchReplica(o, t.token); err != nil {
+			t.srv.stop()
+			return nil, err
+		}
+		t.watch = t.w.URL
+	}
+	return t, nil
+}
+
+// stop stops the servers, keeping in res what the first logged before
+// being asked to stop (its shutdown message is not news).
+func (t *target) stop(res *runResult) {
+	lines, head := t.srv.Stderr()
+	stopErr := t.srv.stop()
+	if t.w != nil {
+		t.w.stop()
+	}
+	if res != nil {
+		res.stopErr = stopErr
+		res.stderrLines, res.stderrHead = lines, head
+	}
+}
+
+// collect closes the connections and adds their results up; p0 is when
+// the prompts went out.
+func (r *runResult) collect(conns []*connResult, p0 time.Time) {
 	for _, c := range conns {
 		if c.conn != nil {
 			c.conn.close()
 		}
 	}
-
 	var last int64
 	for _, c := range conns {
 		r.add(c)
@@ -220,10 +256,6 @@ func run(o options, n int) (res *runResult, err error) {
 	}
 	slices.Sort(r.lat)
 	slices.Sort(r.firsts)
-	if r.setupOK == 0 {
-		return r, errors.New("no session could be set up: " + tally(r.errs))
-	}
-	return r, nil
 }
 
 func wsURL(base string) string {
