@@ -336,8 +336,15 @@ func (l *lease) renew() error {
 	if isWrongSeq(err) {
 		// Our last renewal may be what moved the revision, stored but its
 		// ack lost to the deadline (a loaded cluster): then the key still
-		// holds our value, and we renew from its revision.
-		if e, gerr := b.leases.Get(ctx, l.id); gerr == nil && bytes.Equal(e.Value(), value) && e.Revision() != rev {
+		// holds our value, and we renew from its revision. Only a key seen
+		// gone or holding another value loses the lease; a read that fails
+		// (an election under way) is tried again at the next renewal.
+		e, gerr := b.leases.Get(ctx, l.id)
+		switch {
+		case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
+		case gerr != nil:
+			return fmt.Errorf("reading the lease after its revision moved: %w", gerr)
+		case bytes.Equal(e.Value(), value) && e.Revision() != rev:
 			ack, err = b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(e.Revision()), jetstream.WithMsgTTL(b.opts.LeaseTTL))
 		}
 	}

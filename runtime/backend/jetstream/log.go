@@ -103,7 +103,7 @@ const ackWait = 500 * time.Millisecond
 // election (no answer) by retrying with the same message id.
 func (b *Backend) publish(m *nats.Msg, t tip, msgID string, count int) (tip, error) {
 	deadline := time.Now().Add(4 * opTimeout)
-	for attempt := 0; ; attempt++ {
+	for {
 		ctx, cancel := context.WithTimeout(context.Background(), ackWait)
 		ack, err := b.js.PublishMsg(ctx, m, jetstream.WithMsgID(msgID), jetstream.WithExpectLastSequencePerSubject(t.seq))
 		cancel()
@@ -111,24 +111,47 @@ func (b *Backend) publish(m *nats.Msg, t tip, msgID string, count int) (tip, err
 			return tip{seq: ack.Sequence, next: t.next + count, id: msgID}, nil
 		}
 		if isWrongSeq(err) {
-			if attempt > 0 {
-				// Our earlier attempt may be the entry that moved the tip.
-				ctx, cancel := b.ctx()
-				cur, terr := b.tip(ctx, m.Subject[len(b.opts.Prefix)+5:])
-				cancel()
-				if terr != nil {
-					return t, terr // unknown: not a reason to give the lease up
-				}
-				if cur.id == msgID {
-					return cur, nil
-				}
+			cur, moved, err := b.movedTip(m.Subject[len(b.opts.Prefix)+5:], t, msgID)
+			if err != nil || moved {
+				return cur, err
 			}
-			return t, errFenced
+			// The history is where we left it: the answer came from a
+			// leader not caught up yet (an election); try again.
+			if time.Now().After(deadline) {
+				return t, errFenced
+			}
+			time.Sleep(20 * time.Millisecond)
+			continue
 		}
 		if !retryable(err) && !inProcess(err) || time.Now().After(deadline) {
 			return t, err
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// movedTip reads the history's tip after an append was answered "wrong
+// last sequence" (moved false: the history is still at t, the answer
+// stale). Moved, it is ours when its last entry is our earlier attempt,
+// else errFenced. A leader just elected may not have applied everything
+// yet when it answers, so a tip that is neither is read again for a
+// little while.
+func (b *Backend) movedTip(id string, t tip, msgID string) (tip, bool, error) {
+	for try := 0; ; try++ {
+		ctx, cancel := b.ctx()
+		cur, err := b.tip(ctx, id)
+		cancel()
+		switch {
+		case err != nil:
+			return t, true, err // unknown: not a reason to give the lease up
+		case cur.id == msgID:
+			return cur, true, nil
+		case cur.seq == t.seq:
+			return t, false, nil
+		case try >= 5:
+			return t, true, errFenced
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
