@@ -247,17 +247,24 @@ func (c *Catalog) reconcile(ix *sessions.Index, ids []string) ([]string, error) 
 	return missing, nil
 }
 
-// catchUpBatch is how many new sessions one index batch takes: each batch
-// builds a segment, so a bulk copy costs a few dozen batches, and one
-// batch is short enough to stop near the deadline.
-const catchUpBatch = 200
+// A reader indexes new sessions in batches: each builds a segment, so
+// fewer, larger batches are cheaper, but one batch must fit the reader's
+// budget. The first has firstCatchUp sessions (a reader always makes that
+// much progress); the next are sized from the time per session measured
+// so far to fit what is left of the budget, up to maxCatchUp.
+const (
+	firstCatchUp = 25
+	maxCatchUp   = 500
+)
 
-// addMissing indexes ids (sessions not in the index) in batches until
-// deadline and returns the ones left. At least one batch goes in per call,
-// so a reader always makes progress.
+// addMissing indexes ids (sessions not in the index) until deadline and
+// returns the ones left.
 func (c *Catalog) addMissing(ix *sessions.Index, ids []string, deadline time.Time) ([]string, error) {
-	for first := true; len(ids) > 0 && (first || time.Now().Before(deadline)); first = false {
-		k := min(catchUpBatch, len(ids))
+	var spent time.Duration
+	done := 0
+	for k := firstCatchUp; len(ids) > 0 && k > 0; {
+		k = min(k, len(ids))
+		start := time.Now()
 		entries := make([]sessions.Entry, 0, k)
 		for _, id := range ids[:k] {
 			conv, err := c.Store.Load(id)
@@ -275,6 +282,10 @@ func (c *Catalog) addMissing(ix *sessions.Index, ids []string, deadline time.Tim
 			return nil, err
 		}
 		ids = ids[k:]
+		spent += time.Since(start)
+		done += k
+		per := spent / time.Duration(done)
+		k = min(int(time.Until(deadline)/max(per, time.Microsecond)), maxCatchUp)
 	}
 	return ids, nil
 }

@@ -77,7 +77,7 @@ func TestBulkCopyIsListedAtOnce(t *testing.T) {
 		t.Fatalf("behind = %d, want some but not all of the copies", behind)
 	}
 	for i := 0; behind > 0; i++ {
-		if i > 20 {
+		if i > 1900/firstCatchUp {
 			t.Fatalf("still %d behind", behind)
 		}
 		_, behind, err = c.SearchBehind("zeppelin", 5)
