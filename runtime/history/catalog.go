@@ -123,6 +123,9 @@ func (c *Catalog) open(budget time.Duration) (*sessions.Index, []string, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	// Whatever the listing cache holds is about to be out of date, on
+	// filesystems whose timestamps would not tell too.
+	os.Remove(c.recentPath())
 	pending, err := c.sync(ix, deadline)
 	if err != nil {
 		ix.Close()
@@ -315,6 +318,7 @@ func (c *Catalog) Reindex() (int, error) {
 	indexed := 0
 	// Markers are about to be covered by the rebuild.
 	os.RemoveAll(c.dirtyDir())
+	os.Remove(c.recentPath())
 	os.Remove(c.stampPath())
 	err = sessions.Rebuild(c.IndexDir, func(yield func(sessions.Session, []string) bool) error {
 		for _, id := range ids {

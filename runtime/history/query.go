@@ -17,6 +17,10 @@ import (
 // yet (a bulk copy into history) are read from the store, so the listing is
 // complete either way; List never spends more than ListBudget indexing.
 func (c *Catalog) List(f Filter) ([]Session, error) {
+	before := c.listState()
+	if list, ok := c.cachedList(f, before); ok {
+		return list, nil
+	}
 	ix, pending, err := c.open(orDefault(c.ListBudget, DefaultListBudget))
 	if errors.Is(err, sessions.ErrBusy) {
 		c.warn("session index is busy in another process; listing from the store (slower)")
@@ -30,8 +34,19 @@ func (c *Catalog) List(f Filter) ([]Session, error) {
 	if idx.Limit > 0 {
 		idx.Limit += len(pending) // pending rows in the index may be dropped below
 	}
+	// The state is taken again while the index is held (no writer can
+	// change it before the rows below are read); a listing that wrote to
+	// the index (the bolt file changes again when it closes) keeps nothing,
+	// the next one does.
+	state := ""
+	if len(pending) == 0 && c.listState() == before {
+		state = before
+	}
 	list, err := ix.List(idx)
 	if err != nil || len(pending) == 0 {
+		if err == nil {
+			c.remember(f, fromIndexAll(list), state)
+		}
 		return fromIndexAll(list), err
 	}
 	return c.mergePending(fromIndexAll(list), pending, f)
