@@ -52,7 +52,8 @@ row "sessions search 'migration rollback'" "$search" "$(ratio "$search" "$floor_
 export OPENHEIM_HOME="$tmp/bulk"
 mkdir -p "$OPENHEIM_HOME/history"
 "$tmp/openheim" sessions ls >/dev/null 2>&1 # an index that knows none of them
-find "$hist" -maxdepth 1 -name '*.json' | head -n "$BULK" | while read -r f; do
+find "$hist" -maxdepth 1 -name '*.json' >"$tmp/metas" # (head would SIGPIPE find)
+head -n "$BULK" "$tmp/metas" | while read -r f; do
   cp "$f" "${f%.json}.jsonl" "$OPENHEIM_HOME/history/"
 done
 a=$(date +%s%N); n=$("$tmp/openheim" sessions ls --limit 0 --select id | wc -l); b=$(date +%s%N)
