@@ -2,11 +2,13 @@ package memory
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -67,17 +69,27 @@ func (l *noteLog) saveHeads() {
 	if !ok {
 		return
 	}
-	buf := make([]byte, 0, 64+len(first)+len(tail)+l.notes.len()*28+len(l.deletes)*16)
+	buf := make([]byte, 0, 64+len(first)+len(tail)+l.notes.len()*headsRecord+len(l.deletes)*16)
 	buf = append(buf, headsMagic...)
 	for _, v := range []int64{size, l.lastSeq, l.nextID, int64(l.records), int64(len(first)), int64(len(tail)), int64(l.notes.len()), int64(len(l.deletes))} {
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
 	}
 	buf = append(append(buf, first...), tail...)
+	type rec struct {
+		id int64
+		e  entry
+	}
+	recs := make([]rec, 0, l.notes.len())
 	for id, e := range l.notes.all() {
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(id))
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(e.rev))
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(e.off))
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(e.n))
+		recs = append(recs, rec{id, e})
+	}
+	// Ascending ids: a process starting from the cache binary-searches it.
+	slices.SortFunc(recs, func(a, b rec) int { return cmp.Compare(a.id, b.id) })
+	for _, r := range recs {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(r.id))
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(r.e.rev))
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(r.e.off))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(r.e.n))
 	}
 	for _, d := range l.deletes {
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(d.id))
@@ -116,7 +128,7 @@ func (l *noteLog) loadHeads(f *os.File, size int64) (int64, error) {
 	}
 	at, lastSeq, nextID, records, nFirst, nTail, nNotes, nDel := h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
 	if at <= 0 || at > size || nFirst < 0 || nTail < 0 || nNotes < 0 || nDel < 0 ||
-		int64(len(r)) != nFirst+nTail+nNotes*28+nDel*16 {
+		int64(len(r)) != nFirst+nTail+nNotes*headsRecord+nDel*16 {
 		return 0, errHeads
 	}
 	first, tail, ok := identity(f, at)
@@ -124,28 +136,23 @@ func (l *noteLog) loadHeads(f *os.File, size int64) (int64, error) {
 		return 0, errHeads
 	}
 	r = r[nFirst+nTail:]
-	// Filled in place (reset sized it for the log): the caller reads the
-	// whole log into it after a failure, so it is emptied again then.
-	notes := &l.notes
-	for range nNotes {
-		id := int64(binary.LittleEndian.Uint64(r))
-		e := entry{rev: int64(binary.LittleEndian.Uint64(r[8:])), off: int64(binary.LittleEndian.Uint64(r[16:])), n: int(binary.LittleEndian.Uint32(r[24:]))}
-		if e.off < 0 || e.off+int64(e.n) > at {
-			*notes = newNoteTable(0)
+	// The records become the table as they are: checked, not copied.
+	base := r[:nNotes*headsRecord]
+	prev := int64(-1 << 63)
+	for i := range int(nNotes) {
+		id, e := baseRecord(base, i)
+		if id <= prev || e.n <= 0 || e.off < 0 || e.off+int64(e.n) > at {
 			return 0, errHeads
 		}
-		if e.n <= 0 {
-			*notes = newNoteTable(0)
-			return 0, errHeads
-		}
-		notes.put(id, e)
-		r = r[28:]
+		prev = id
 	}
+	r = r[nNotes*headsRecord:]
 	deletes := make([]deletion, nDel)
 	for i := range deletes {
 		deletes[i] = deletion{int64(binary.LittleEndian.Uint64(r)), int64(binary.LittleEndian.Uint64(r[8:]))}
 		r = r[16:]
 	}
+	l.notes = withBase(base)
 	l.deletes, l.lastSeq, l.nextID, l.records = deletes, lastSeq, nextID, int(records)
 	l.headsAt, l.resumed = at, at
 	return at, nil

@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -85,4 +87,46 @@ func TestHeadsCache(t *testing.T) {
 	// The log restored from a backup older than the cache.
 	must(t, os.WriteFile(logPath, backup, 0o600))
 	must(t, check("log restored", 50, false).Close())
+}
+
+// TestNoteTableOverBase: a table started from the cache's records answers
+// like one filled record by record, through changes of every kind.
+func TestNoteTableOverBase(t *testing.T) {
+	var base []byte
+	filled := newNoteTable(0)
+	for _, id := range []int64{1, 2, 5, 9} {
+		e := entry{rev: id * 10, off: id * 100, n: int(id)}
+		filled.put(id, e)
+		base = binary.LittleEndian.AppendUint64(base, uint64(id))
+		base = binary.LittleEndian.AppendUint64(base, uint64(e.rev))
+		base = binary.LittleEndian.AppendUint64(base, uint64(e.off))
+		base = binary.LittleEndian.AppendUint32(base, uint32(e.n))
+	}
+	over := withBase(base)
+	for _, tb := range []*noteTable{&filled, &over} {
+		tb.del(2)                               // a deletion of a cached note
+		tb.put(5, entry{rev: 99, off: 7, n: 3}) // an edit
+		tb.put(12, entry{rev: 100, off: 8, n: 4})
+		tb.del(12)
+		tb.put(13, entry{rev: 101, off: 9, n: 5})
+		tb.del(40) // unknown: nothing
+	}
+	got := func(tb *noteTable) map[int64]entry {
+		m := map[int64]entry{}
+		for id, e := range tb.all() {
+			m[id] = e
+		}
+		return m
+	}
+	want := got(&filled)
+	if g := got(&over); !reflect.DeepEqual(g, want) || over.len() != filled.len() || over.len() != 4 {
+		t.Fatalf("over base %v (len %d), filled %v (len %d)", g, over.len(), want, filled.len())
+	}
+	for _, id := range []int64{1, 2, 5, 9, 12, 13, 40} {
+		e1, ok1 := over.get(id)
+		e2, ok2 := filled.get(id)
+		if e1 != e2 || ok1 != ok2 || over.rev(id) != filled.rev(id) {
+			t.Errorf("get(%d): over base %v %v, filled %v %v", id, e1, ok1, e2, ok2)
+		}
+	}
 }
