@@ -90,9 +90,14 @@ func (c *Catalog) remember(f Filter, list []Session, state string) {
 	if err != nil {
 		return
 	}
-	tmp := fmt.Sprintf("%s.tmp-%d", c.recentPath(), os.Getpid())
-	if os.WriteFile(tmp, data, 0o600) != nil || os.Rename(tmp, c.recentPath()) != nil {
-		os.Remove(tmp)
+	// A temp file of its own: listings run concurrently in a server.
+	tf, err := os.CreateTemp(filepath.Dir(c.recentPath()), filepath.Base(c.recentPath())+".tmp-*")
+	if err != nil {
+		return
+	}
+	_, err = tf.Write(data)
+	if cerr := tf.Close(); err != nil || cerr != nil || os.Rename(tf.Name(), c.recentPath()) != nil {
+		os.Remove(tf.Name())
 	}
 }
 

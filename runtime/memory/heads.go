@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 )
 
 // notes.heads caches what reading the log's heads yields (where each live
@@ -96,9 +95,13 @@ func (l *noteLog) saveHeads() {
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(d.seq))
 	}
 	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
-	tmp := l.headsPath() + ".tmp-" + strconv.Itoa(os.Getpid())
-	if os.WriteFile(tmp, buf, 0o600) != nil || os.Rename(tmp, l.headsPath()) != nil {
-		_ = os.Remove(tmp)
+	f, err := os.CreateTemp(filepath.Dir(l.headsPath()), headsName+".tmp-*")
+	if err != nil {
+		return
+	}
+	_, err = f.Write(buf)
+	if cerr := f.Close(); err != nil || cerr != nil || os.Rename(f.Name(), l.headsPath()) != nil {
+		_ = os.Remove(f.Name())
 		return
 	}
 	l.headsAt = size
