@@ -27,9 +27,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/agent/ ./runtime/llm/openai/ ./runtime/session/
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./index/sessions/
 	$(GO) test -run '^$$' -bench 'Build|Search$$|OpenSearch|FreshProcess|StringsScan' -benchtime 1x ./index/memory/
+	$(GO) test -run '^$$' -bench 'Search$$|FreshProcess' -benchtime 5x ./runtime/memory/
+	$(GO) test -run '^$$' -bench 'Import' -benchtime 1x ./runtime/memory/
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runtime/mcp/
 	scripts/bench/prompt.sh
 	scripts/bench/sessions.sh
+	scripts/bench/memory.sh
 	scripts/bench/serve.sh
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/live/
 	$(GO) test -run '^$$' -bench StreamDelta -benchmem ./protocol/sessionsapi/

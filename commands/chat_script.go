@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/openheim/openheim/protocol/ndjson"
 	"github.com/openheim/openheim/runtime/engine"
@@ -29,7 +30,9 @@ const maxScriptLine = 4 << 20
 
 // heredocRE matches a line that opens a <<WORD block, with optional text
 // before it that becomes the prompt's first line.
-var heredocRE = regexp.MustCompile(`^(?:(.*\S)\s+)?<<\s*'?([A-Za-z_][A-Za-z0-9_]*)'?\s*$`)
+var heredocRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:(.*\S)\s+)?<<\s*'?([A-Za-z_][A-Za-z0-9_]*)'?\s*$`)
+})
 
 // readScript parses a chat script as it arrives, calling step for each
 // item until step returns false. A plain line is a prompt; a line starting
@@ -57,8 +60,8 @@ func readScript(r io.Reader, step func(scriptItem) bool) error {
 		switch {
 		case trimmed == "", strings.HasPrefix(trimmed, "#"):
 			continue
-		case heredocRE.MatchString(trimmed):
-			m := heredocRE.FindStringSubmatch(trimmed)
+		case heredocRE().MatchString(trimmed):
+			m := heredocRE().FindStringSubmatch(trimmed)
 			var body []string
 			if m[1] != "" {
 				body = append(body, m[1])

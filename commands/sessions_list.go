@@ -225,9 +225,13 @@ func sessionsSearchRun(_ context.Context, opts *SessionsSearchOptions) error {
 	if err != nil {
 		return err
 	}
-	hits, err := s.Catalog.Search(opts.Query, opts.Limit)
+	hits, behind, err := s.Catalog.SearchBehind(opts.Query, opts.Limit)
 	if err != nil {
 		return failure(fmt.Errorf("sessions search: %w", err))
+	}
+	if behind > 0 {
+		// On stderr, in --json mode too: the answer is partial.
+		fmt.Fprintf(opts.IO.ErrOut, "openheim: the search index is catching up: %d sessions not searched yet (each search indexes more; 'openheim sessions reindex' finishes now)\n", behind)
 	}
 	if opts.Output.machine() {
 		for _, h := range hits {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v3"
 )
@@ -33,9 +34,9 @@ func withPath(cmd *cli.Command, msg string) error {
 }
 
 var (
-	undefinedFlagRE = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
-	missingValueRE  = regexp.MustCompile(`^flag needs an argument: -*(\S+)$`)
-	badValueRE      = regexp.MustCompile(`^invalid value "(.*)" for flag -+(\S+): (.*)$`)
+	undefinedFlagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`) })
+	missingValueRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -*(\S+)$`) })
+	badValueRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^invalid value "(.*)" for flag -+(\S+): (.*)$`) })
 )
 
 func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
@@ -49,17 +50,17 @@ func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error 
 // explainUsage words a flag parsing error of cmd, and a suggestion when one
 // fits.
 func explainUsage(cmd *cli.Command, msg string) (string, string) {
-	if m := undefinedFlagRE.FindStringSubmatch(msg); m != nil {
+	if m := undefinedFlagRE().FindStringSubmatch(msg); m != nil {
 		name := m[1]
 		if near := nearest(name, flagNames(cmd)); near != "" {
 			return "unknown flag " + dashed(name), fmt.Sprintf("did you mean %s? %s", dashed(near), helpHint(cmd))
 		}
 		return "unknown flag " + dashed(name), ""
 	}
-	if m := missingValueRE.FindStringSubmatch(msg); m != nil {
+	if m := missingValueRE().FindStringSubmatch(msg); m != nil {
 		return dashed(m[1]) + " needs a value", ""
 	}
-	if m := badValueRE.FindStringSubmatch(msg); m != nil {
+	if m := badValueRE().FindStringSubmatch(msg); m != nil {
 		if !parseFailure(m[3]) { // the flag's own check said why
 			return fmt.Sprintf("%s: %s", dashed(m[2]), m[3]), ""
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -82,12 +83,12 @@ func (m *Markdown) endTable() {
 	}
 }
 
-var delimiterCell = regexp.MustCompile(`^\s*:?-+:?\s*$`)
+var delimiterCell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*:?-+:?\s*$`) })
 
 func isDelimiterRow(row string) bool {
 	cells := splitRow(row)
 	for _, c := range cells {
-		if !delimiterCell.MatchString(c) {
+		if !delimiterCell().MatchString(c) {
 			return false
 		}
 	}
@@ -119,9 +120,9 @@ func splitRow(row string) []string {
 	return append(cells, strings.TrimSpace(cur.String()))
 }
 
-var sgrRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
+var sgrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;]*m") })
 
-func displayWidth(s string) int { return utf8.RuneCountInString(sgrRE.ReplaceAllString(s, "")) }
+func displayWidth(s string) int { return utf8.RuneCountInString(sgrRE().ReplaceAllString(s, "")) }
 
 // drawTable renders a header, delimiter and body rows, aligned.
 func (m *Markdown) drawTable(rows []string) []byte {

@@ -133,3 +133,36 @@ func (x *Index) writable(id string) error {
 	}
 	return nil
 }
+
+// Entry is one session with the text of its messages, as AddNew takes it.
+type Entry struct {
+	Session Session
+	Texts   []string
+}
+
+// AddNew indexes sessions that are not in the index yet (copied into
+// history behind openheim's back, or created since the last catch-up) in
+// one batch: no lookup of old documents, so a thousand sessions cost one
+// segment build rather than a thousand. A session that was indexed after
+// all gets duplicate-free documents (same ids), only a stale message past
+// its new end could remain, which ReplaceSession is for.
+func (x *Index) AddNew(entries []Entry) error {
+	if x.b.ReadOnly {
+		return ErrReadOnly
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	b := x.b.NewBatch()
+	for _, e := range entries {
+		if e.Session.ID == "" {
+			return errors.New("sessions index: empty session id")
+		}
+		if err := indexSession(b, e.Session, e.Texts); err != nil {
+			return err
+		}
+	}
+	return x.b.Batch(b)
+}

@@ -10,6 +10,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -39,7 +40,7 @@ const (
 	maxConfig    = 1 << 20
 )
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // New checks data, an uploaded bundle of at most maxBytes, and returns its
 // agent, named (id) and dated now; it is not stored. The refusals are
@@ -265,7 +266,7 @@ func (c bundleConfig) check() error {
 	switch {
 	case strings.TrimSpace(c.Name) == "":
 		return storeerr.Invalid("config.yaml: name is missing or empty")
-	case !namePattern.MatchString(c.Name):
+	case !namePattern().MatchString(c.Name):
 		return storeerr.Invalid("config.yaml: name %q must match %s (a letter or digit, then letters, digits, '_', '.' or '-'; 64 at most)", c.Name, namePattern)
 	case c.MaxIterations < 0:
 		return storeerr.Invalid("config.yaml: max_iterations must be 0 (the default cap) or more, not %d", c.MaxIterations)

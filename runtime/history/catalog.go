@@ -35,6 +35,10 @@ type Catalog struct {
 	Progress func(done, total int)
 	// Timeout bounds waiting for another process that holds the index.
 	Timeout time.Duration
+	// ListBudget and SearchBudget bound how long List and Search spend
+	// indexing sessions the index lags behind on (DefaultListBudget,
+	// DefaultSearchBudget when zero); the rest wait for the next reader.
+	ListBudget, SearchBudget time.Duration
 	// CatchUp, when set, marks the sessions changed elsewhere since its
 	// last call (by another replica of a cluster: its writes leave no
 	// marker here); every reader of the index calls it first.
@@ -85,39 +89,49 @@ func (c *Catalog) timeout() time.Duration {
 	return 2 * time.Second
 }
 
-// open returns the index brought up to date with the store: rebuilt when
-// missing, re-synced when its session count differs from the store's, and
-// with every session marked dirty re-indexed.
-func (c *Catalog) open() (*sessions.Index, error) {
+// open returns the index brought up to date with the store as far as
+// budget allows (created when missing, dirty sessions re-indexed, sessions
+// that appeared behind openheim's back added in batches), and the ids of
+// the sessions it does not answer for yet: the store's are authoritative
+// for those until a later reader (or `sessions reindex`) catches up.
+func (c *Catalog) open(budget time.Duration) (*sessions.Index, []string, error) {
 	if c.CatchUp != nil {
 		if err := c.CatchUp(c.MarkDirty); err != nil {
 			c.warn(fmt.Sprintf("session index: catching up with the cluster: %v (results may be behind)", err))
 		}
 	}
+	deadline := time.Now().Add(budget)
 	ix, err := sessions.Open(c.IndexDir, sessions.Options{ReadOnly: true, Timeout: c.timeout()})
-	if errors.Is(err, sessions.ErrMissing) {
-		if _, err := c.Reindex(); err != nil {
-			return nil, err
-		}
-		ix, err = sessions.Open(c.IndexDir, sessions.Options{Timeout: c.timeout()})
-	} else if err == nil {
+	stale := errors.Is(err, sessions.ErrMissing)
+	if err == nil {
 		// Re-open for writing only when there is something to bring in.
-		stale, serr := c.stale(ix)
-		if serr != nil || stale {
+		s, serr := c.stale(ix)
+		if stale = serr != nil || s; stale {
 			ix.Close()
+		}
+	}
+	if !stale {
+		return ix, nil, err
+	}
+	ix, err = sessions.Open(c.IndexDir, sessions.Options{Timeout: c.timeout()})
+	if errors.Is(err, sessions.ErrStale) {
+		// Written by another schema: rebuild it (the one blocking case).
+		if _, err = c.Reindex(); err == nil {
 			ix, err = sessions.Open(c.IndexDir, sessions.Options{Timeout: c.timeout()})
-			if err == nil {
-				err = c.sync(ix)
-			}
 		}
 	}
 	if err != nil {
-		if ix != nil {
-			ix.Close()
-		}
-		return nil, err
+		return nil, nil, err
 	}
-	return ix, nil
+	// Whatever the listing cache holds is about to be out of date, on
+	// filesystems whose timestamps would not tell too.
+	os.Remove(c.recentPath())
+	pending, err := c.sync(ix, deadline)
+	if err != nil {
+		ix.Close()
+		return nil, nil, err
+	}
+	return ix, pending, nil
 }
 
 // stale reports whether the index lags the store: dirty markers exist, or
@@ -156,19 +170,28 @@ func (c *Catalog) stamp(mtime string) {
 	}
 }
 
-// sync re-indexes dirty sessions and reconciles the session sets.
-func (c *Catalog) sync(ix *sessions.Index) error {
+// sync re-indexes dirty sessions and reconciles the session sets until
+// deadline, and returns the sessions left for later.
+func (c *Catalog) sync(ix *sessions.Index, deadline time.Time) ([]string, error) {
 	marks, _ := os.ReadDir(c.dirtyDir())
+	var pending []string
 	for _, m := range marks {
+		if strings.HasPrefix(m.Name(), ".") {
+			continue
+		}
+		if time.Now().After(deadline) {
+			pending = append(pending, m.Name())
+			continue
+		}
 		// Claim the marker before reading the store: a writer that appends
 		// meanwhile creates a fresh marker, so its change is not lost.
 		claimed := filepath.Join(c.dirtyDir(), "."+m.Name()+".claimed")
-		if strings.HasPrefix(m.Name(), ".") || os.Rename(filepath.Join(c.dirtyDir(), m.Name()), claimed) != nil {
+		if os.Rename(filepath.Join(c.dirtyDir(), m.Name()), claimed) != nil {
 			continue
 		}
 		if err := c.reindexOne(ix, m.Name()); err != nil {
 			os.Rename(claimed, filepath.Join(c.dirtyDir(), m.Name()))
-			return err
+			return nil, err
 		}
 		os.Remove(claimed)
 	}
@@ -177,39 +200,97 @@ func (c *Catalog) sync(ix *sessions.Index) error {
 	mtime := c.Store.Version()
 	ids, err := c.Store.IDs()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n, err := ix.Count()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if n == len(ids) {
 		c.stamp(mtime)
-		return nil
+		return pending, nil
 	}
+	missing, err := c.reconcile(ix, ids)
+	if err != nil {
+		return nil, err
+	}
+	left, err := c.addMissing(ix, missing, deadline)
+	if err != nil {
+		return nil, err
+	}
+	if len(left) == 0 {
+		c.stamp(mtime)
+	}
+	return append(pending, left...), nil
+}
+
+// reconcile drops from the index the sessions the store no longer has and
+// returns the store's sessions the index lacks.
+func (c *Catalog) reconcile(ix *sessions.Index, ids []string) ([]string, error) {
 	indexed, err := ix.List(sessions.Filter{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	have := make(map[string]bool, len(indexed))
 	for _, s := range indexed {
 		have[s.ID] = true
 	}
+	var missing []string
 	for _, id := range ids {
 		if !have[id] {
-			if err := c.reindexOne(ix, id); err != nil {
-				return err
-			}
+			missing = append(missing, id)
 		}
 		delete(have, id)
 	}
 	for id := range have {
 		if err := ix.DeleteSession(id); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	c.stamp(mtime)
-	return nil
+	return missing, nil
+}
+
+// A reader indexes new sessions in batches: each builds a segment, so
+// fewer, larger batches are cheaper, but one batch must fit the reader's
+// budget. The first has firstCatchUp sessions (a reader always makes that
+// much progress); the next are sized from the time per session measured
+// so far to fit what is left of the budget, up to maxCatchUp.
+const (
+	firstCatchUp = 25
+	maxCatchUp   = 500
+)
+
+// addMissing indexes ids (sessions not in the index) until deadline and
+// returns the ones left.
+func (c *Catalog) addMissing(ix *sessions.Index, ids []string, deadline time.Time) ([]string, error) {
+	var spent time.Duration
+	done := 0
+	for k := firstCatchUp; len(ids) > 0 && k > 0; {
+		k = min(k, len(ids))
+		start := time.Now()
+		entries := make([]sessions.Entry, 0, k)
+		for _, id := range ids[:k] {
+			conv, err := c.Store.Load(id)
+			if err != nil {
+				// Gone meanwhile, or damaged: the latter must not block the
+				// index of every other session.
+				if !errors.Is(err, session.ErrNotFound) {
+					c.warn(fmt.Sprintf("session index: skipping %s: %v", id, err))
+				}
+				continue
+			}
+			entries = append(entries, sessions.Entry{Session: doc(conv), Texts: texts(conv.Messages)})
+		}
+		if err := ix.AddNew(entries); err != nil {
+			return nil, err
+		}
+		ids = ids[k:]
+		spent += time.Since(start)
+		done += k
+		per := spent / time.Duration(done)
+		k = min(int(time.Until(deadline)/max(per, time.Microsecond)), maxCatchUp)
+	}
+	return ids, nil
 }
 
 // reindexOne replaces one session's documents with what the store holds,
@@ -237,6 +318,7 @@ func (c *Catalog) Reindex() (int, error) {
 	indexed := 0
 	// Markers are about to be covered by the rebuild.
 	os.RemoveAll(c.dirtyDir())
+	os.Remove(c.recentPath())
 	os.Remove(c.stampPath())
 	err = sessions.Rebuild(c.IndexDir, func(yield func(sessions.Session, []string) bool) error {
 		for _, id := range ids {

@@ -2,7 +2,9 @@ package history
 
 import (
 	"errors"
+	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/openheim/openheim/index/sessions"
@@ -11,9 +13,15 @@ import (
 
 // List returns sessions newest first through the index. When another
 // process holds the index, it falls back to reading the store (slower, same
-// answer) rather than failing.
+// answer) rather than failing. Sessions the index has not caught up with
+// yet (a bulk copy into history) are read from the store, so the listing is
+// complete either way; List never spends more than ListBudget indexing.
 func (c *Catalog) List(f Filter) ([]Session, error) {
-	ix, err := c.open()
+	before := c.listState()
+	if list, ok := c.cachedList(f, before); ok {
+		return list, nil
+	}
+	ix, pending, err := c.open(orDefault(c.ListBudget, DefaultListBudget))
 	if errors.Is(err, sessions.ErrBusy) {
 		c.warn("session index is busy in another process; listing from the store (slower)")
 		return c.scan(f)
@@ -22,8 +30,77 @@ func (c *Catalog) List(f Filter) ([]Session, error) {
 		return nil, err
 	}
 	defer ix.Close()
-	list, err := ix.List(f.index())
-	return fromIndexAll(list), err
+	idx := f.index()
+	if idx.Limit > 0 {
+		idx.Limit += len(pending) // pending rows in the index may be dropped below
+	}
+	// The state is taken again while the index is held (no writer can
+	// change it before the rows below are read); a listing that wrote to
+	// the index (the bolt file changes again when it closes) keeps nothing,
+	// the next one does.
+	state := ""
+	if len(pending) == 0 && c.listState() == before {
+		state = before
+	}
+	list, err := ix.List(idx)
+	if err != nil || len(pending) == 0 {
+		if err == nil {
+			c.remember(f, fromIndexAll(list), state)
+		}
+		return fromIndexAll(list), err
+	}
+	return c.mergePending(fromIndexAll(list), pending, f)
+}
+
+// mergePending replaces what the index says about the pending sessions
+// with what the store holds, keeping the index's order (newest first, then
+// id) and f.
+func (c *Catalog) mergePending(list []Session, pending []string, f Filter) ([]Session, error) {
+	skip := make(map[string]bool, len(pending))
+	for _, id := range pending {
+		skip[id] = true
+	}
+	out := slices.DeleteFunc(list, func(s Session) bool { return skip[s.ID] })
+	for id := range skip {
+		m, err := c.Store.LoadMeta(id)
+		if err != nil {
+			continue // trashed meanwhile, or damaged (reported when indexed)
+		}
+		if (f.Cwd != "" && deref(m.Cwd) != f.Cwd) || (!f.Since.IsZero() && m.UpdatedAt.Before(f.Since)) {
+			continue
+		}
+		n, err := c.Store.MessageCount(id)
+		if err != nil {
+			continue
+		}
+		out = append(out, Session{ID: m.ID, Title: deref(m.Title), Model: deref(m.Model), Provider: deref(m.Provider),
+			Cwd: deref(m.Cwd), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Messages: n, Parent: m.ParentID()})
+	}
+	slices.SortStableFunc(out, func(a, b Session) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// How long one reader spends bringing sessions into the index before it
+// answers: a listing stays interactive, a search waits longer because it
+// can only find what is indexed.
+const (
+	DefaultListBudget   = 100 * time.Millisecond
+	DefaultSearchBudget = time.Second
+)
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // scan lists sessions from the store alone.
@@ -61,11 +138,24 @@ type Hit struct {
 // Search finds sessions by the text of their messages, tool calls and
 // results, and titles.
 func (c *Catalog) Search(query string, limit int) ([]Hit, error) {
-	ix, err := c.open()
+	hits, _, err := c.SearchBehind(query, limit)
+	return hits, err
+}
+
+// SearchBehind is Search that also says how many sessions the index has not
+// caught up with yet after spending SearchBudget on them: the answer comes
+// from what is indexed, and may miss those.
+func (c *Catalog) SearchBehind(query string, limit int) ([]Hit, int, error) {
+	ix, pending, err := c.open(orDefault(c.SearchBudget, DefaultSearchBudget))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer ix.Close()
+	hits, err := c.search(ix, query, limit)
+	return hits, len(pending), err
+}
+
+func (c *Catalog) search(ix *sessions.Index, query string, limit int) ([]Hit, error) {
 	found, err := ix.Search(query, limit)
 	if err != nil {
 		return nil, err

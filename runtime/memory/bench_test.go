@@ -201,3 +201,31 @@ func BenchmarkAdd(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkImport is `memory import` of the 100,000-note corpus into an
+// empty memory: parse, append to the log (one fsync), index (bleve
+// batches). Its floor is index/memory's BenchmarkBuild, the bare bleve
+// build of the same number of notes.
+func BenchmarkImport(b *testing.B) {
+	if testing.Short() {
+		b.Skip("imports 100,000 notes")
+	}
+	notes, _ := benchCorpus()
+	var in bytes.Buffer
+	for _, n := range notes {
+		line, _ := json.Marshal(map[string]string{"content": n})
+		in.Write(append(line, '\n'))
+	}
+	for b.Loop() {
+		root := b.TempDir()
+		m, err := Open(Options{Dir: filepath.Join(root, "memory"), IndexDir: filepath.Join(root, "index", "memory")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n, err := m.Import(bytes.NewReader(in.Bytes())); err != nil || n != len(notes) {
+			b.Fatal(n, err)
+		}
+		must(b, m.Close())
+	}
+	b.ReportMetric(float64(len(notes)), "notes")
+}

@@ -26,7 +26,7 @@ func (m *Memory) unembedded(limit int) (pending, error) {
 		}
 		type note struct{ id, rev int64 }
 		var todo []note
-		for id, e := range m.log.notes {
+		for id, e := range m.log.notes.all() {
 			if _, ok := m.vec.valid(id, e.rev, m.opts.EmbeddingModel); !ok {
 				todo = append(todo, note{id, e.rev})
 			}
@@ -63,7 +63,7 @@ func (m *Memory) storeVectors(p pending, vecs [][]float32) error {
 	if err := m.vec.write(m.opts.EmbeddingModel, p.ids[:n], p.revs[:n], vecs[:n]); err != nil {
 		return err
 	}
-	return m.vec.compact(m.log.notes, m.opts.EmbeddingModel, false)
+	return m.vec.compact(&m.log.notes, m.opts.EmbeddingModel, false)
 }
 
 // Reindex rebuilds the index from the log (reporting Progress), then, with
@@ -82,7 +82,7 @@ func (m *Memory) Reindex(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var n int
-	if err := m.locked(false, func() error { n = len(m.log.notes); return nil }); err != nil {
+	if err := m.locked(false, func() error { n = m.log.notes.len(); return nil }); err != nil {
 		return 0, err
 	}
 	if m.opts.Embedder == nil {
@@ -121,6 +121,6 @@ func (m *Memory) embedAll(ctx context.Context) error {
 		if err := m.vec.refresh(); err != nil {
 			return err
 		}
-		return m.vec.compact(m.log.notes, m.opts.EmbeddingModel, true)
+		return m.vec.compact(&m.log.notes, m.opts.EmbeddingModel, true)
 	})
 }

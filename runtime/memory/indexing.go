@@ -77,7 +77,7 @@ func (m *Memory) inStep(ix *memindex.Index) (bool, error) {
 		return false, err
 	}
 	n, err := ix.Count()
-	return n == len(m.log.notes), err
+	return n == m.log.notes.len(), err
 }
 
 // catchUp indexes the notes changed since the index's stamp and removes
@@ -93,7 +93,7 @@ func (m *Memory) catchUp(ix *memindex.Index) error {
 	}
 	if seq < last {
 		var put, del []int64
-		for id, e := range m.log.notes {
+		for id, e := range m.log.notes.all() {
 			if e.rev > seq {
 				put = append(put, id)
 			}
@@ -112,7 +112,7 @@ func (m *Memory) catchUp(ix *memindex.Index) error {
 	// deletion a compaction made the log forget, or it was damaged:
 	// reconcile id by id.
 	n, err := ix.Count()
-	if err != nil || n == len(m.log.notes) {
+	if err != nil || n == m.log.notes.len() {
 		return err
 	}
 	ids, err := ix.IDs()
@@ -123,11 +123,11 @@ func (m *Memory) catchUp(ix *memindex.Index) error {
 	indexed := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		indexed[id] = true
-		if _, ok := m.log.notes[id]; !ok {
+		if _, ok := m.log.notes.get(id); !ok {
 			del = append(del, id)
 		}
 	}
-	for id := range m.log.notes {
+	for id := range m.log.notes.all() {
 		if !indexed[id] {
 			put = append(put, id)
 		}

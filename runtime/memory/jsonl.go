@@ -21,6 +21,9 @@ type jsonlFile struct {
 	f    *os.File // read handle on the file as last seen
 	size int64    // end of the last complete line consumed
 	torn int64    // where the torn tail last reported starts; -1 for none
+	// resume, when set, is called with a file new to refresh (after reset)
+	// and returns how much of it is already accounted for (0: read all).
+	resume func(f *os.File, size int64) int64
 }
 
 func newJSONL(path string) *jsonlFile { return &jsonlFile{path: path, torn: -1} }
@@ -56,6 +59,9 @@ func (j *jsonlFile) refresh(reset func(size int64), line func(b []byte, off int6
 		j.f = f
 		if fi, err = f.Stat(); err != nil {
 			return err
+		}
+		if j.resume != nil {
+			j.size = j.resume(f, fi.Size())
 		}
 	}
 	if fi.Size() == j.size {

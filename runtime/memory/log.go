@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 )
@@ -57,27 +58,47 @@ type deletion struct{ id, seq int64 }
 // ~310 ms to decode them all with encoding/json).
 type noteLog struct {
 	file    *jsonlFile
-	notes   map[int64]entry
+	notes   noteTable
 	deletes []deletion // since the file's start; compaction forgets them
 	lastSeq int64
 	nextID  int64
 	records int
+	ready   bool
+	headsAt int64 // the log offset notes.heads covers (0: none known)
+	resumed int64 // where the last full (re)read started from the cache
 	warn    func(string)
 }
 
 // reset forgets everything before (re)reading a file of size bytes; the
 // map is sized for notes of ~300 bytes, so it rarely grows.
 func (l *noteLog) reset(size int64) {
-	l.notes = make(map[int64]entry, size/300)
+	l.notes = newNoteTable(int(size / 300))
 	l.deletes = nil
 	l.lastSeq, l.nextID, l.records = 0, 1, 0
+	l.headsAt = 0
 }
 
 func (l *noteLog) refresh() error {
-	if l.notes == nil {
+	if !l.ready {
+		l.ready = true
 		l.reset(0)
 	}
-	return l.file.refresh(l.reset, l.consume, l.warn)
+	if l.file.resume == nil {
+		l.file.resume = func(f *os.File, size int64) int64 {
+			at, err := l.loadHeads(f, size)
+			if err != nil {
+				return 0
+			}
+			return at
+		}
+	}
+	if err := l.file.refresh(l.reset, l.consume, l.warn); err != nil {
+		return err
+	}
+	if l.file.size-l.headsAt >= headsEvery || (l.headsAt == 0 && l.file.size >= headsMinLog) {
+		l.saveHeads()
+	}
+	return nil
 }
 
 func (l *noteLog) consume(line []byte, off int64) {
@@ -95,9 +116,9 @@ func (l *noteLog) consume(line []byte, off int64) {
 	l.nextID = max(l.nextID, h.id+1, h.nextID)
 	switch h.op {
 	case opAdd, opEdit:
-		l.notes[h.id] = entry{rev: h.seq, off: off, n: len(line)}
+		l.notes.put(h.id, entry{rev: h.seq, off: off, n: len(line)})
 	case opDelete:
-		delete(l.notes, h.id)
+		l.notes.del(h.id)
 		l.deletes = append(l.deletes, deletion{h.id, h.seq})
 	}
 }
@@ -204,7 +225,7 @@ func decode(b []byte, rev int64) (stored, error) {
 }
 
 func (l *noteLog) get(id int64) (stored, error) {
-	e, ok := l.notes[id]
+	e, ok := l.notes.get(id)
 	if !ok {
 		return stored{}, &notFoundError{id}
 	}
@@ -215,19 +236,22 @@ func (l *noteLog) get(id int64) (stored, error) {
 			return s, nil
 		}
 	}
+	// A record that does not decode where the heads say may come from a
+	// cache that trusted a log edited in place: never trust it again.
+	_ = os.Remove(l.headsPath())
 	return stored{}, fmt.Errorf("memory: reading note #%d from %s: %w", id, logName, err)
 }
 
 // all decodes every live note (reading the file once), oldest record first.
 func (l *noteLog) all() ([]stored, error) {
-	if len(l.notes) == 0 {
+	if l.notes.len() == 0 {
 		return nil, nil
 	}
 	data, err := l.file.readAt(0, int(l.file.size))
 	if err != nil {
 		return nil, fmt.Errorf("memory: reading %s: %w", logName, err)
 	}
-	out := make([]stored, 0, len(l.notes))
+	out := make([]stored, 0, l.notes.len())
 	for _, e := range l.sorted() {
 		s, err := decode(data[e.off:e.off+int64(e.n)], e.rev)
 		if err != nil {
@@ -240,8 +264,8 @@ func (l *noteLog) all() ([]stored, error) {
 
 // sorted returns the live notes' entries by seq.
 func (l *noteLog) sorted() []entry {
-	es := make([]entry, 0, len(l.notes))
-	for _, e := range l.notes {
+	es := make([]entry, 0, l.notes.len())
+	for _, e := range l.notes.all() {
 		es = append(es, e)
 	}
 	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.rev, b.rev) })
@@ -254,8 +278,8 @@ func (l *noteLog) sorted() []entry {
 var compactMin = 1000
 
 func (l *noteLog) wantsCompaction() bool {
-	dead := l.records - len(l.notes)
-	return dead >= compactMin && dead >= len(l.notes)
+	dead := l.records - l.notes.len()
+	return dead >= compactMin && dead >= l.notes.len()
 }
 
 // compact rewrites the log without superseded records. The caller holds

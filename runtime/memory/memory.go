@@ -114,10 +114,11 @@ type Memory struct {
 	closed bool
 }
 
-// Open opens (creating when needed) the memory at opts.Dir. It reads the
-// log, and checks the index: cheap when it is in step, caught up or rebuilt
-// (with Progress) when it is not. An index it cannot use (another process
-// holds it) is a warning, not an error: searches scan meanwhile.
+// Open opens (creating when needed) the memory at opts.Dir and reads the
+// log (from notes.heads on, when that cache matches it). The index is
+// checked on first use: cheap when it is in step, caught up or rebuilt
+// (with Progress) when it is not. An index a search cannot use (another
+// process holds it) is a notice, not an error: it scans meanwhile.
 func Open(opts Options) (*Memory, error) {
 	if opts.Dir == "" || opts.IndexDir == "" {
 		return nil, errors.New("memory: Dir and IndexDir are required")
@@ -134,9 +135,9 @@ func Open(opts Options) (*Memory, error) {
 		m.closeLocked()
 		return nil, err
 	}
-	if err := m.syncIndex(); err != nil {
-		m.warn(fmt.Sprintf("memory: index unavailable, searching by plain scan until it is: %v", err))
-	}
+	// The index is checked by its first use, not here: a search opens it
+	// anyway (in step: one open instead of two per `memory search`), and a
+	// change catches it up or rebuilds it as this did.
 	return m, nil
 }
 

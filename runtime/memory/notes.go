@@ -63,7 +63,7 @@ func (m *Memory) Edit(id int64, content string) (Note, error) {
 // Delete forgets note id for good; its id is never reused.
 func (m *Memory) Delete(id int64) error {
 	return m.change(func() ([]record, error) {
-		if _, ok := m.log.notes[id]; !ok {
+		if _, ok := m.log.notes.get(id); !ok {
 			return nil, &notFoundError{id}
 		}
 		return []record{{Seq: m.log.lastSeq + 1, Op: opDelete, ID: id}}, nil
@@ -82,7 +82,7 @@ func (m *Memory) List() ([]Note, error) {
 // Len returns the number of notes.
 func (m *Memory) Len() (int, error) {
 	var n int
-	err := m.read(func() error { n = len(m.log.notes); return nil })
+	err := m.read(func() error { n = m.log.notes.len(); return nil })
 	return n, err
 }
 

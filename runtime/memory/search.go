@@ -148,7 +148,7 @@ func (m *Memory) keyword(query string, n int) ([]memindex.Hit, string, error) {
 // version, which grows with every add and edit like UpdatedAt does (only
 // imported notes, which keep their times, differ). The caller holds the
 // store lock.
-func (m *Memory) recency(id int64) int64 { return m.log.notes[id].rev }
+func (m *Memory) recency(id int64) int64 { return m.log.notes.rev(id) }
 
 // load reads the hits' notes; ones deleted meanwhile are left out. The
 // caller holds the store lock.
@@ -203,7 +203,7 @@ func (m *Memory) nearest(q []float32, n int) []int64 {
 		sim float64
 	}
 	var all []scored
-	for id, e := range m.log.notes {
+	for id, e := range m.log.notes.all() {
 		if v, ok := m.vec.valid(id, e.rev, m.opts.EmbeddingModel); ok && len(v) == len(q) {
 			all = append(all, scored{id, dot(q, v)})
 		}

@@ -129,9 +129,9 @@ func (s *vecStore) write(model string, ids, revs []int64, vecs [][]float32) erro
 // compact rewrites the file with only the vectors valid for the live notes
 // and model, when invalid ones are at least compactMin and outnumber them.
 // The caller holds the exclusive lock and has refreshed both files.
-func (s *vecStore) compact(notes map[int64]entry, model string, force bool) error {
+func (s *vecStore) compact(notes *noteTable, model string, force bool) error {
 	var keep []int64
-	for id, e := range notes {
+	for id, e := range notes.all() {
 		if _, ok := s.valid(id, e.rev, model); ok {
 			keep = append(keep, id)
 		}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Skill is one loaded skill file.
@@ -23,13 +24,13 @@ type Skill struct {
 // ErrUnknown is wrapped by Load for a skill that does not exist.
 var ErrUnknown = errors.New("unknown skill")
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
 
 // ValidName reports whether name can name a skill: one safe path component
 // (letters, digits, '_', '-', '.'; not starting with '.'), so a name can
 // never reach outside the skills folder.
 func ValidName(name string) bool {
-	return len(name) <= 64 && validName.MatchString(name) && !strings.Contains(name, "..")
+	return len(name) <= 64 && validName().MatchString(name) && !strings.Contains(name, "..")
 }
 
 // List returns the names of the skills in dir (files <name>.md), sorted; a

@@ -6,15 +6,16 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
 
 var (
-	validKey = regexp.MustCompile(`^[a-z_]+$`)
+	validKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_]+$`) })
 	// keyLine is a key and its one-line value, spaced or not.
-	keyLine  = regexp.MustCompile(`^([a-z_]+):[ \t]*(.*?)[ \t]*$`)
-	yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	keyLine  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z_]+):[ \t]*(.*?)[ \t]*$`) })
+	yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 )
 
 // parseYAML reads the front matter lines (lines[0] is the file's line 2)
@@ -40,7 +41,7 @@ func parseYAML(p *Profile, lines []string) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		line := k.Line + 1
-		if k.Column != 1 || k.Style != 0 || !validKey.MatchString(k.Value) {
+		if k.Column != 1 || k.Style != 0 || !validKey().MatchString(k.Value) {
 			return errAt(line, "expected `key: value`, got %q", strings.TrimSpace(lines[k.Line-1]))
 		}
 		if seen[k.Value] {
@@ -69,7 +70,7 @@ func lenient(lines []string) string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		s := strings.TrimSpace(l)
-		m := keyLine.FindStringSubmatch(l)
+		m := keyLine().FindStringSubmatch(l)
 		switch {
 		case s == "-" || strings.HasPrefix(s, "- "):
 			l = "  " + s
@@ -90,12 +91,12 @@ func frontError(err error, doc *yaml.Node, lines []string) error {
 		return errAt(n.Line+1, "expected `key: value`, got %q", strings.TrimSpace(lines[n.Line-1]))
 	}
 	n, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
 		n, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
 	at := strings.TrimSpace(lines[min(n, len(lines))-1])
-	if m := keyLine.FindStringSubmatch(at); m != nil && !strings.Contains(msg, "could not find expected ':'") {
+	if m := keyLine().FindStringSubmatch(at); m != nil && !strings.Contains(msg, "could not find expected ':'") {
 		return errAt(n+1, "%s: %s", m[1], msg)
 	}
 	return errAt(n+1, "expected `key: value`, got %q (%s)", at, msg)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -45,7 +46,7 @@ type Profile struct {
 	ACPAgent string
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // LoadProfiles reads every <name>.md in dir (<home>/agents). A missing dir
 // holds no profiles. Hidden files and other extensions are ignored. A name
@@ -99,7 +100,7 @@ func readProfile(root *os.Root, dir string, e fs.DirEntry) (Profile, error) {
 	file := e.Name()
 	path := filepath.Join(dir, file)
 	name := strings.TrimSuffix(file, ".md")
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		return Profile{}, fmt.Errorf("%s: invalid subagent name %q: use only letters, digits, '-' and '_'", path, name)
 	}
 	data, err := root.ReadFile(file)

@@ -2,7 +2,9 @@
 # Whole-process benchmark of `openheim prompt` on the two-step tool scenario
 # (list_dir, then an answer) against a local fake server, compared with the
 # floor: a tiny client that sends the same two HTTP requests and nothing else.
-# Prints median wall time and peak RSS of each, and openheim's overhead.
+# Prints median wall time and peak RSS of each, openheim's overhead and the
+# ratio; then `openheim --version` against the smallest Go program (start-up
+# floor: what the Go runtime itself costs to start on this machine).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-30}
@@ -12,6 +14,9 @@ trap 'kill $server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 go build -trimpath -ldflags '-s -w' -o "$tmp/openheim" ./cmd/openheim
 go build -o "$tmp/fakellm" ./scripts/bench/fakellm
 go build -trimpath -ldflags '-s -w' -o "$tmp/bareclient" ./scripts/bench/bareclient
+mkdir -p "$tmp/hello"
+printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' >"$tmp/hello/main.go"
+(cd "$tmp/hello" && GOFLAGS= go mod init hello >/dev/null 2>&1 && go build -trimpath -ldflags '-s -w' -o "$tmp/hellobin" .)
 
 "$tmp/fakellm" -runs $((RUNS * 2 + 4)) >"$tmp/url" &
 server=$!
@@ -60,3 +65,10 @@ printf '%-22s %8s %10s\n' "" "wall ms" "peak RSS"
 printf '%-22s %8s %8.1f MB\n' "openheim prompt" "$oh_ms" "$(echo "$oh_kb/1024" | bc -l)"
 printf '%-22s %8s %8.1f MB\n' "bare two requests" "$bare_ms" "$(echo "$bare_kb/1024" | bc -l)"
 printf '%-22s %8s %8.1f MB   (targets: < 10 ms, < 30 MB)\n' "openheim adds" "$(echo "$oh_ms - $bare_ms" | bc)" "$(echo "($oh_kb - $bare_kb)/1024" | bc -l)"
+printf '%-22s %8.2f\n' "ratio to bare client" "$(echo "$oh_ms/$bare_ms" | bc -l)"
+
+read -r ver_ms _ < <(measure version "$tmp/openheim" --version)
+read -r hello_ms _ < <(measure hello "$tmp/hellobin")
+printf '%-22s %8s\n' "openheim --version" "$ver_ms"
+printf '%-22s %8s\n' "floor: hello (Go)" "$hello_ms"
+printf '%-22s %8.2f   (openheim --version target: < 10 ms)\n' "ratio to floor" "$(echo "$ver_ms/$hello_ms" | bc -l)"

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Extended thinking has two request forms: {"type":"adaptive"}, where the
@@ -19,24 +20,30 @@ import (
 // own model) gets the budget form, the one such servers copy. The provider
 // key adaptive_thinking overrides the table. docs/configuration.md shows
 // the same table.
-var adaptiveTable = []struct {
+var adaptiveTable = sync.OnceValue(func() []adaptiveRow {
+	return []adaptiveRow{
+		// Claude 3.x and older: claude-3-7-sonnet, claude-3-5-haiku, claude-2.1.
+		{regexp.MustCompile(`claude-(instant|[123])(\D|$)`), false},
+		// Claude 4 to 4.5 written with a minor: opus-4-1, sonnet-4-5, haiku-4-5.
+		{regexp.MustCompile(`(opus|sonnet|haiku)-4-[0-5](\D|$)`), false},
+		// Claude 4.0: claude-opus-4-20250514, claude-sonnet-4@20250514, ...-4.
+		{regexp.MustCompile(`(opus|sonnet|haiku)-4(-\d{8}|@|$)`), false},
+		// Claude 4.6 and later, and the families after it.
+		{regexp.MustCompile(`(opus|sonnet|haiku|fable|mythos)`), true},
+	}
+})
+
+// adaptiveRow is one row of adaptiveTable (compiled on first use, not at
+// start-up).
+type adaptiveRow struct {
 	pattern  *regexp.Regexp
 	adaptive bool
-}{
-	// Claude 3.x and older: claude-3-7-sonnet, claude-3-5-haiku, claude-2.1.
-	{regexp.MustCompile(`claude-(instant|[123])(\D|$)`), false},
-	// Claude 4 to 4.5 written with a minor: opus-4-1, sonnet-4-5, haiku-4-5.
-	{regexp.MustCompile(`(opus|sonnet|haiku)-4-[0-5](\D|$)`), false},
-	// Claude 4.0: claude-opus-4-20250514, claude-sonnet-4@20250514, ...-4.
-	{regexp.MustCompile(`(opus|sonnet|haiku)-4(-\d{8}|@|$)`), false},
-	// Claude 4.6 and later, and the families after it.
-	{regexp.MustCompile(`(opus|sonnet|haiku|fable|mythos)`), true},
 }
 
 // takesAdaptive reports whether model takes {"type":"adaptive"}.
 func takesAdaptive(model string) bool {
 	name := strings.ReplaceAll(strings.ToLower(model), ".", "-")
-	for _, row := range adaptiveTable {
+	for _, row := range adaptiveTable() {
 		if row.pattern.MatchString(name) {
 			return row.adaptive
 		}

@@ -3,6 +3,7 @@ package responses
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // reasoningModel matches the names of OpenAI's reasoning models: the o
@@ -11,9 +12,9 @@ import (
 // Only they take the reasoning parameter and return encrypted reasoning;
 // the others (gpt-4o, gpt-4.1) reject both. docs/configuration.md shows the
 // same table.
-var reasoningModel = regexp.MustCompile(`(^|/)(o\d|gpt-([5-9]|\d\d)|gpt-oss|codex)`)
+var reasoningModel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)(o\d|gpt-([5-9]|\d\d)|gpt-oss|codex)`) })
 
-var chatModel = regexp.MustCompile(`(^|/)gpt-[\d.]+-chat`)
+var chatModel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)gpt-[\d.]+-chat`) })
 
 // reasoningFor reports whether to ask for reasoning summaries and the
 // encrypted reasoning items: for thinking "", "adaptive" or "budget" (the
@@ -27,5 +28,5 @@ func reasoningFor(mode, model string, override *bool) bool {
 		return *override
 	}
 	name := strings.ToLower(model)
-	return reasoningModel.MatchString(name) && !chatModel.MatchString(name)
+	return reasoningModel().MatchString(name) && !chatModel().MatchString(name)
 }

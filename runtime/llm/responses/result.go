@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	turnevent "github.com/openheim/openheim/runtime/event"
@@ -110,10 +111,12 @@ func codeString(raw json.RawMessage) string {
 
 // tryAgain is how a rate-limit message says when: "Please try again in
 // 1.5s." or "in 20ms" (the stream has no Retry-After header).
-var tryAgain = regexp.MustCompile(`(?i)try again in\s*(\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b`)
+var tryAgain = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)try again in\s*(\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b`)
+})
 
 func retryAfter(msg string) time.Duration {
-	m := tryAgain.FindStringSubmatch(msg)
+	m := tryAgain().FindStringSubmatch(msg)
 	if m == nil {
 		return 0
 	}
