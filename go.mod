@@ -74,8 +74,3 @@ require (
 	golang.org/x/tools v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
 )
-
-// The levenshtein automaton builders bleve precomputes at package init
-// (4 ms, 25% of every start-up) built on first use instead: see
-// third_party/vellum/PATCH.md. Drop when upstream makes them lazy.
-replace github.com/blevesearch/vellum => ./third_party/vellum
