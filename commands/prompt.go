@@ -14,6 +14,7 @@ import (
 	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/llm/retry"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
@@ -215,6 +216,12 @@ func promptRun(ctx context.Context, opts *PromptOptions) error {
 	}
 	code, why := outcome(ctx, end, stop.signal())
 	out.finish(meta.ID, end, code, why)
+	return promptExit(cfg, meta, end, code, why)
+}
+
+// promptExit is how a turn that ran ends the command: nil, or its exit
+// code with why and a hint (a failing provider explained).
+func promptExit(cfg *config.Config, meta session.Meta, end event.End, code int, why string) error {
 	if code == ExitOK {
 		return nil
 	}
