@@ -22,9 +22,16 @@ import (
 // Emit is safe for concurrent use; the queue's lock is the one serialiser
 // of a turn's stream (see Sink).
 type Queue struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
+	mu   sync.Mutex
+	sink Sink
+	// running says a delivering goroutine is on its way: it runs while
+	// events wait and ends when the queue is empty, so an idle turn (a
+	// slow model, a tool running, the session being saved) holds no
+	// goroutine and no stack for its queue.
+	running bool
+	ended   bool // done is closed
 	buf     []Event
+	spare   []Event // the delivered batch, reused: two buffers swap roles
 	limit   int
 	mergeAt int // from this many queued events, text chunks merge (0: at limit)
 	dropped int
@@ -42,17 +49,15 @@ type Queue struct {
 	drained           *sync.Cond
 }
 
-// NewQueue starts delivering events to sink on a goroutine of its own (all
-// that is queued at once to a BatchSink); Close flushes what is queued and
-// waits for it.
+// NewQueue delivers events to sink, in order, on a goroutine that runs
+// while some wait (all that is queued at once to a BatchSink); Close
+// flushes what is queued and waits for it.
 func NewQueue(sink Sink, limit int) *Queue {
 	if limit < 1 {
 		limit = 1
 	}
-	q := &Queue{limit: limit, done: make(chan struct{})}
-	q.cond = sync.NewCond(&q.mu)
+	q := &Queue{sink: sink, limit: limit, done: make(chan struct{})}
 	q.drained = sync.NewCond(&q.mu)
-	go q.run(sink)
 	return q
 }
 
@@ -91,7 +96,10 @@ func (q *Queue) Emit(e Event) {
 	}
 	q.buf = append(q.buf, e)
 	q.queued++
-	q.cond.Signal()
+	if !q.running {
+		q.running = true
+		go q.run()
+	}
 }
 
 func (*Queue) concurrentSafe() {}
@@ -107,59 +115,57 @@ func (q *Queue) Flush() {
 	}
 }
 
-func (q *Queue) finished() bool {
-	select {
-	case <-q.done:
-		return true
-	default:
-		return false
-	}
-}
+func (q *Queue) finished() bool { return q.ended }
 
 // Close delivers what is queued, then stops.
 func (q *Queue) Close() {
 	q.mu.Lock()
 	q.closed = true
-	q.cond.Signal()
+	if !q.running {
+		q.endLocked()
+	}
 	q.mu.Unlock()
 	<-q.done
 }
 
-func (q *Queue) run(sink Sink) {
-	defer func() {
-		q.mu.Lock()
+func (q *Queue) endLocked() {
+	if !q.ended {
+		q.ended = true
 		close(q.done)
 		q.drained.Broadcast()
-		q.mu.Unlock()
-	}()
-	var spare []Event
+	}
+}
+
+// run delivers until the queue is empty.
+func (q *Queue) run() {
 	for {
 		q.mu.Lock()
-		for len(q.buf) == 0 && !q.closed {
-			q.cond.Wait()
-		}
-		if len(q.buf) == 0 && q.closed {
+		if len(q.buf) == 0 {
+			q.running = false
+			if q.closed {
+				q.endLocked()
+			}
 			q.mu.Unlock()
 			return
 		}
 		// Two buffers swap roles, so a steady stream allocates none.
 		q.sealLocked()
 		batch := q.buf
-		q.buf = spare[:0]
+		q.buf, q.spare = q.spare[:0], nil
 		q.mu.Unlock()
-		if bs, ok := sink.(BatchSink); ok {
+		if bs, ok := q.sink.(BatchSink); ok {
 			bs.EmitBatch(batch)
 		} else {
 			for _, e := range batch {
-				sink.Emit(e)
+				q.sink.Emit(e)
 			}
 		}
+		clear(batch) // drop references to delivered content
 		q.mu.Lock()
 		q.delivered += uint64(len(batch))
 		q.drained.Broadcast()
+		q.spare = batch
 		q.mu.Unlock()
-		clear(batch) // drop references to delivered content
-		spare = batch
 	}
 }
 

@@ -2,6 +2,7 @@ package event
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -256,5 +257,34 @@ func BenchmarkQueueBacklog(b *testing.B) {
 		}
 		close(sink.gate)
 		q.Close()
+	}
+}
+
+// An idle queue (a turn waiting on its model or saving) holds no
+// goroutine: a thousand turns at once would each hold a stack for nothing.
+func TestQueueIdleHoldsNoGoroutine(t *testing.T) {
+	base := runtime.NumGoroutine()
+	var queues []*Queue
+	var mu sync.Mutex
+	n := 0
+	for range 50 {
+		q := NewQueue(SinkFunc(func(Event) { mu.Lock(); n++; mu.Unlock() }), 8)
+		q.Emit(Text("s", AgentMessageChunk, "a"))
+		q.Flush()
+		queues = append(queues, q)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base+5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > base+5 {
+		t.Errorf("%d goroutines with 50 idle queues, %d before", g, base)
+	}
+	for _, q := range queues {
+		q.Emit(Text("s", AgentMessageChunk, "b")) // wakes again
+		q.Close()
+	}
+	if n != 100 {
+		t.Errorf("delivered %d events, want 100", n)
 	}
 }
