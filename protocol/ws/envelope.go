@@ -42,7 +42,6 @@ func (s *Server) Envelope(w http.ResponseWriter, r *http.Request) {
 	ctx := conn.ctx
 	defer conn.stop()
 	agentIn := make(chan json.RawMessage)
-	fsIn := make(chan json.RawMessage, fsBacklog)
 	agentDone := conn.served
 	go func() {
 		defer close(agentDone)
@@ -51,22 +50,53 @@ func (s *Server) Envelope(w http.ResponseWriter, r *http.Request) {
 			s.Log.Debug("ws: agent channel ended", "err", err)
 		}
 	}()
-	fsDone := make(chan struct{})
-	go func() {
-		defer close(fsDone)
-		s.serveFS(ctx, conn, fsIn)
-	}()
-
-	s.readEnvelopes(conn, agentIn, fsIn, agentDone)
-	close(fsIn)
+	fs := &fsLane{s: s, conn: conn}
+	s.readEnvelopes(conn, agentIn, fs, agentDone)
+	fs.close()
 	close(agentIn)
 	conn.stop()
 	<-agentDone
-	<-fsDone
+	fs.wait()
+}
+
+// fsLane runs a connection's fs requests in order on a goroutine the first
+// one starts: most connections never use the fs channel, and a thousand
+// of them each holding an idle goroutine, a queue and a directory handle
+// for it was memory for nothing.
+type fsLane struct {
+	s    *Server
+	conn *Conn
+	in   chan json.RawMessage
+	done chan struct{}
+}
+
+func (l *fsLane) handle(raw json.RawMessage) {
+	if l.in == nil {
+		l.in = make(chan json.RawMessage, fsBacklog)
+		l.done = make(chan struct{})
+		go func() {
+			defer close(l.done)
+			l.s.serveFS(l.conn.ctx, l.conn, l.in)
+		}()
+	}
+	l.in <- raw
+}
+
+// close ends the lane's input; wait waits for what was read to be handled.
+func (l *fsLane) close() {
+	if l.in != nil {
+		close(l.in)
+	}
+}
+
+func (l *fsLane) wait() {
+	if l.done != nil {
+		<-l.done
+	}
 }
 
 // readEnvelopes routes each frame to its channel until the client goes.
-func (s *Server) readEnvelopes(conn *Conn, agentIn, fsIn chan<- json.RawMessage, agentDone <-chan struct{}) {
+func (s *Server) readEnvelopes(conn *Conn, agentIn chan<- json.RawMessage, fs *fsLane, agentDone <-chan struct{}) {
 	for {
 		b, err := conn.Read()
 		if err != nil {
@@ -91,7 +121,7 @@ func (s *Server) readEnvelopes(conn *Conn, agentIn, fsIn chan<- json.RawMessage,
 			case <-agentDone:
 			}
 		case *env.Channel == ChannelFS:
-			fsIn <- env.Data
+			fs.handle(env.Data)
 		default:
 			conn.Send(systemError(fmt.Sprintf("Invalid payload: unknown channel `%s`, expected `agent` or `fs`", *env.Channel)))
 		}

@@ -2,6 +2,7 @@ package event
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -201,5 +202,89 @@ func TestDroppableKinds(t *testing.T) {
 		if !k.Droppable() {
 			t.Errorf("%s may be dropped", k)
 		}
+	}
+}
+
+func TestQueueMergesFromThreshold(t *testing.T) {
+	sink := &slowSink{gate: make(chan struct{}), started: make(chan struct{})}
+	q := NewQueue(sink, 100)
+	q.MergeFrom(2)
+	q.Emit(Event{Kind: ToolCall, Tool: &ToolCallInfo{ID: "first"}})
+	<-sink.started // the consumer holds the first; the rest wait
+	q.Emit(Text("s", AgentMessageChunk, "a"))
+	q.Emit(Text("s", AgentMessageChunk, "b")) // 1 queued: below the threshold
+	own := Text("s", AgentMessageChunk, "c")
+	q.Emit(own) // 2 queued: merged into "b"
+	q.Emit(Text("s", AgentMessageChunk, "d"))
+	thought := Text("s", AgentThoughtChunk, "t")
+	thought.Summary = true
+	q.Emit(thought)
+	q.Emit(Text("s", AgentThoughtChunk, "u")) // not a summary: not merged into one
+	big := strings.Repeat("x", MaxCoalesced)
+	q.Emit(Text("s", AgentMessageChunk, big))
+	q.Emit(Text("s", AgentMessageChunk, "y")) // past MaxCoalesced: a chunk of its own
+	close(sink.gate)
+	q.Close()
+	var got []string
+	for _, e := range sink.events[1:] {
+		text := e.Content.Text
+		if len(text) > 8 {
+			text = fmt.Sprintf("%d bytes", len(text))
+		}
+		got = append(got, fmt.Sprintf("%s:%s", e.Kind, text))
+	}
+	want := "agent_message_chunk:a agent_message_chunk:bcd agent_thought_chunk:t agent_thought_chunk:u agent_message_chunk:16384 bytes agent_message_chunk:y"
+	if strings.Join(got, " ") != want {
+		t.Errorf("delivered %s\nwant      %s", strings.Join(got, " "), want)
+	}
+	if own.Content.Text != "c" {
+		t.Errorf("the emitter's own block was changed: %q", own.Content.Text)
+	}
+}
+
+// A queue whose consumer is behind holds a reply in a few merged chunks,
+// not one event per token.
+func BenchmarkQueueBacklog(b *testing.B) {
+	b.ReportAllocs()
+	for range b.N {
+		sink := &slowSink{gate: make(chan struct{}), started: make(chan struct{})}
+		q := NewQueue(sink, 4096)
+		q.MergeFrom(16)
+		q.Emit(Event{Kind: ToolCall, Tool: &ToolCallInfo{ID: "first"}})
+		<-sink.started
+		for range 200 {
+			q.Emit(Text("s", AgentMessageChunk, "token "))
+		}
+		close(sink.gate)
+		q.Close()
+	}
+}
+
+// An idle queue (a turn waiting on its model or saving) holds no
+// goroutine: a thousand turns at once would each hold a stack for nothing.
+func TestQueueIdleHoldsNoGoroutine(t *testing.T) {
+	base := runtime.NumGoroutine()
+	var queues []*Queue
+	var mu sync.Mutex
+	n := 0
+	for range 50 {
+		q := NewQueue(SinkFunc(func(Event) { mu.Lock(); n++; mu.Unlock() }), 8)
+		q.Emit(Text("s", AgentMessageChunk, "a"))
+		q.Flush()
+		queues = append(queues, q)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base+5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > base+5 {
+		t.Errorf("%d goroutines with 50 idle queues, %d before", g, base)
+	}
+	for _, q := range queues {
+		q.Emit(Text("s", AgentMessageChunk, "b")) // wakes again
+		q.Close()
+	}
+	if n != 100 {
+		t.Errorf("delivered %d events, want 100", n)
 	}
 }

@@ -187,13 +187,23 @@ func (h *Hub) Run(id string, input []message.Block, run RunFunc) (<-chan Outcome
 	out := make(chan Outcome, 1)
 	go func() {
 		defer h.wg.Done() // Stop returns once the outcome is handed on
-		queue := event.NewQueue(fanout{h.Publish}, h.queueLimit())
+		queue := h.newQueue(fanout{h.Publish})
 		end, err := run(ctx, queue)
 		queue.Close()
 		h.end(id, t, end, err)
 		out <- Outcome{End: end, Err: err}
 	}()
 	return out, nil
+}
+
+// newQueue is a turn's queue to sink. It merges text chunks as they come
+// once CoalesceAt events wait (the delivery would merge them anyway): a
+// thousand turns streaming at once on a busy server otherwise hold each
+// reply queued one event per token.
+func (h *Hub) newQueue(sink event.Sink) *event.Queue {
+	q := event.NewQueue(sink, h.queueLimit())
+	q.MergeFrom(CoalesceAt)
+	return q
 }
 
 func (h *Hub) queueLimit() int {

@@ -57,7 +57,7 @@ func (h *Hub) watchLocked(id string) {
 	if h.relay == nil || h.watches[id] != nil {
 		return
 	}
-	q := event.NewQueue(fanout{h.publishHere}, h.queueLimit())
+	q := h.newQueue(fanout{h.publishHere})
 	h.watches[id] = &watch{queue: q, stop: h.relay.Watch(id, q.Emit)}
 }
 
