@@ -312,10 +312,11 @@ func TestForgetWhenLeftAlone(t *testing.T) {
 func TestHubCoalescesBehind(t *testing.T) {
 	h := NewHub(context.Background(), nil)
 	defer h.Stop()
-	release := make(chan struct{})
+	release, blocked := make(chan struct{}), make(chan struct{})
 	busy := &recorder{}
 	busy.on = func(ev event.Event) {
 		if ev.Kind == event.AgentMessageChunk && ev.Content.Text == "first " {
+			close(blocked)
 			<-release
 		}
 	}
@@ -324,6 +325,7 @@ func TestHubCoalescesBehind(t *testing.T) {
 	h.Subscribe("s", other)
 	done, err := h.Run("s", nil, func(_ context.Context, sink event.Sink) (event.End, error) {
 		sink.Emit(event.Text("s", event.AgentMessageChunk, "first "))
+		<-blocked // the rest queue up behind the busy watcher
 		for i := range 50 {
 			sink.Emit(event.Text("s", event.AgentMessageChunk, fmt.Sprint(i, " ")))
 		}
