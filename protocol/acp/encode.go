@@ -2,9 +2,9 @@ package acp
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/openheim/openheim/runtime/event"
+	"github.com/openheim/openheim/runtime/jsonstr"
 )
 
 // EncodeNotification renders session/update params. Text chunks, nearly
@@ -82,64 +82,10 @@ func plainText(c *ContentBlock) bool {
 	return c.Data == "" && c.MimeType == "" && c.URI == "" && c.Name == "" && c.Resource == nil && c.Meta == nil
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendJSONString appends s as encoding/json writes it by default: HTML
 // characters and U+2028/U+2029 escaped, invalid UTF-8 as U+FFFD.
-func appendJSONString(b []byte, s string) []byte { return appendString(b, s, true) }
+func appendJSONString(b []byte, s string) []byte { return jsonstr.Append(b, s, true) }
 
 // appendJSONStringNoHTML is appendJSONString leaving <, > and & as they
 // are (for a MarshalJSON, whose caller's encoder escapes them or not).
-func appendJSONStringNoHTML(b []byte, s string) []byte { return appendString(b, s, false) }
-
-func appendString(b []byte, s string, html bool) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!html || (c != '<' && c != '>' && c != '&')) {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+func appendJSONStringNoHTML(b []byte, s string) []byte { return jsonstr.Append(b, s, false) }

@@ -2,7 +2,8 @@ package sessionsapi
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/openheim/openheim/runtime/jsonstr"
 )
 
 // A streamed text delta is nearly every frame of a turn. It is written
@@ -38,58 +39,6 @@ func deltaFrame(name, extraBefore, id string, index int, text, extraAfter string
 	return append(b, "\n\n"...)
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendJSONString appends s quoted as encoding/json quotes it (HTML
 // characters escaped, invalid UTF-8 replaced, U+2028 and U+2029 escaped).
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+func appendJSONString(b []byte, s string) []byte { return jsonstr.Append(b, s, true) }
