@@ -139,26 +139,33 @@ func (h *Host) NewSession(ctx context.Context, o SessionOptions) (string, error)
 		return "", err
 	}
 	var raw json.RawMessage
-	var resp struct {
-		SessionID string `json:"sessionId"`
-	}
-	err = h.call(ctx, acp.MethodSessionNew, p, &raw)
-	if err == nil {
-		err = json.Unmarshal(raw, &resp)
-	}
-	if err != nil {
+	if err := h.call(ctx, acp.MethodSessionNew, p, &raw); err != nil {
 		h.hook(SessionEvent{Type: "created", Agent: h.spec.Name, Err: err})
 		return "", err
 	}
+	return h.adopt(ctx, acp.MethodSessionNew, "created", raw)
+}
+
+// adopt takes the session an answer to method (session/new, session/fork)
+// made: tracked with the state the answer reports, kept in a mode inside
+// openheim's rules, and told to the hook as typ.
+func (h *Host) adopt(ctx context.Context, method, typ string, raw json.RawMessage) (string, error) {
+	var resp struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		h.hook(SessionEvent{Type: typ, Agent: h.spec.Name, Err: err})
+		return "", err
+	}
 	if resp.SessionID == "" {
-		return "", fmt.Errorf("acp agent %s: session/new returned no sessionId", h.spec.Name)
+		return "", fmt.Errorf("acp agent %s: %s returned no sessionId", h.spec.Name, method)
 	}
 	h.track(resp.SessionID).state.absorb(raw)
 	if err := h.keepSafeMode(ctx, resp.SessionID, raw); err != nil {
 		h.forget(resp.SessionID)
 		return "", err
 	}
-	h.hook(SessionEvent{Type: "created", SessionID: resp.SessionID, Agent: h.spec.Name})
+	h.hook(SessionEvent{Type: typ, SessionID: resp.SessionID, Agent: h.spec.Name})
 	return resp.SessionID, nil
 }
 
@@ -216,25 +223,10 @@ func (h *Host) ForkSession(ctx context.Context, id string, o SessionOptions) (st
 		return "", err
 	}
 	var raw json.RawMessage
-	var resp struct {
-		SessionID string `json:"sessionId"`
-	}
 	if err := h.call(ctx, "session/fork", p, &raw); err != nil {
 		return "", err
 	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return "", err
-	}
-	if resp.SessionID == "" {
-		return "", fmt.Errorf("acp agent %s: session/fork returned no sessionId", h.spec.Name)
-	}
-	h.track(resp.SessionID).state.absorb(raw)
-	if err := h.keepSafeMode(ctx, resp.SessionID, raw); err != nil {
-		h.forget(resp.SessionID)
-		return "", err
-	}
-	h.hook(SessionEvent{Type: "forked", SessionID: resp.SessionID, Agent: h.spec.Name})
-	return resp.SessionID, nil
+	return h.adopt(ctx, "session/fork", "forked", raw)
 }
 
 // maxListPages bounds following an agent's cursors.
