@@ -4,7 +4,7 @@ BIN     ?= bin/openheim
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test peers bench install lint fuzz demo
+.PHONY: build test peers bench bench-cluster install lint fuzz demo
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/openheim
@@ -37,6 +37,17 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./runtime/live/
 	$(GO) test -run '^$$' -bench StreamDelta -benchmem ./protocol/sessionsapi/
 	$(GO) test -run '^$$' -bench SSEStream -benchtime 10x -benchmem ./protocol/sessionsapi/
+	$(GO) test -run '^$$' -bench . -benchmem ./runtime/redact/ ./runtime/event/
+	$(GO) test -run '^$$' -bench HostUpdates -benchmem ./protocol/acp/host/
+	scripts/bench/acphost.sh
+
+# The cluster's figures (issue 22): acked appends on R3, appends/s across 32
+# sessions, a watcher's added latency on another replica, failover; then
+# serve.sh's load across two replicas against one node. Starts nats-server
+# nodes in the test process; a few minutes.
+bench-cluster:
+	$(GO) test -run '^$$' -bench . ./runtime/backend/jetstream/
+	scripts/bench/serve-cluster.sh
 
 install:
 	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/openheim
