@@ -146,8 +146,9 @@ func append32(b *testing.B, be backend.Backend) {
 	b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
 }
 
-// stamped is a watcher recording how long each event took from its emit
-// (the time is its text) to here.
+// stamped is a watcher recording how long each update took from its emit
+// (the time is its text, followed by a space) to here. A watcher that is
+// behind gets text runs merged: each time in a merged chunk counts.
 type stamped struct {
 	mu  sync.Mutex
 	lat []time.Duration
@@ -157,10 +158,12 @@ type stamped struct {
 func (s *stamped) Emit(ev event.Event) {
 	switch {
 	case ev.Kind == event.AgentMessageChunk && ev.Content != nil:
-		ns, _ := strconv.ParseInt(ev.Content.Text, 10, 64)
-		d := time.Since(time.Unix(0, ns))
+		now := time.Now()
 		s.mu.Lock()
-		s.lat = append(s.lat, d)
+		for _, f := range strings.Fields(ev.Content.Text) {
+			ns, _ := strconv.ParseInt(f, 10, 64)
+			s.lat = append(s.lat, now.Sub(time.Unix(0, ns)))
+		}
 		s.mu.Unlock()
 	case ev.Kind == event.TurnEnd:
 		close(s.end)
@@ -187,7 +190,7 @@ func BenchmarkRelayAddedLatency(b *testing.B) {
 	b.ResetTimer()
 	done, err := ha.Run(id, nil, func(ctx context.Context, sink event.Sink) (event.End, error) {
 		for range b.N {
-			sink.Emit(event.Text(id, event.AgentMessageChunk, fmt.Sprint(time.Now().UnixNano())))
+			sink.Emit(event.Text(id, event.AgentMessageChunk, fmt.Sprint(time.Now().UnixNano(), " ")))
 			time.Sleep(100 * time.Microsecond) // a model's pace, not a flood
 		}
 		return event.End{StopReason: event.StopEndTurn}, nil
