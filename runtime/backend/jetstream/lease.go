@@ -237,12 +237,20 @@ func (l *lease) check() error {
 	var h holder
 	json.Unmarshal(e.Value(), &h)
 	l.mu.Lock()
-	ours := e.Revision() == l.rev || h.Epoch == l.epoch
+	// Any value this lease wrote is ours: a leader just elected may answer
+	// with an older revision of our own key (the take's, before a renewal).
+	ours := e.Revision() == l.rev || h.Epoch == l.epoch || l.wrote(h)
 	l.mu.Unlock()
 	if !ours {
 		return l.lose()
 	}
 	return nil
+}
+
+// wrote says h is a value this lease wrote: the take's identity (replica,
+// process and time of taking) is its own.
+func (l *lease) wrote(h holder) bool {
+	return h.Replica == l.me.Replica && h.PID == l.me.PID && h.AcquiredAt.Equal(l.me.AcquiredAt)
 }
 
 // Epoch implements session.Lease: the revision that created the lease.
@@ -277,7 +285,7 @@ func (l *lease) lose() error {
 	l.loseOnce.Do(func() {
 		cur, held := l.current()
 		err := &session.LeaseLostError{SessionID: l.id}
-		if held && cur.Replica != "" && !(cur.Replica == l.me.Replica && cur.AcquiredAt.Equal(l.me.AcquiredAt)) {
+		if held && cur.Replica != "" && !l.wrote(cur) {
 			err.PID, err.Host = max(cur.PID, 1), cur.Replica
 		}
 		l.mu.Lock()
