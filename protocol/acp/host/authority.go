@@ -17,7 +17,6 @@ import (
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/confine"
-	"github.com/openheim/openheim/runtime/permission"
 )
 
 // hostMaxReadBytes: a read answer usually lands in the agent's context.
@@ -41,31 +40,16 @@ func decodeHostParams(params json.RawMessage, v any) error {
 // directory's root, the kernel-enforced confinement of openheim's own file
 // tools (nothing outside it, links followed inside only, special files
 // refused), so driving Claude Code or Codex grants nothing the built-in
-// agent could not do. The permission rules' deny patterns hold there too:
-// an agent that writes without asking first does not get round `deny =
-// ["edit"]`. Nobody is asked here: the agent's own session/request_permission
-// before the call is where openheim's gate asks.
-type hostFS struct {
-	root  *confine.Root
-	rules permission.Rules
-}
+// agent could not do. Whether the request may touch the path at all is
+// the gate's (gateFS) before it gets here.
+type hostFS struct{ root *confine.Root }
 
-func newHostFS(root string, rules permission.Rules) (*hostFS, error) {
+func newHostFS(root string) (*hostFS, error) {
 	r, err := confine.Open(root)
 	if err != nil {
 		return nil, err
 	}
-	return &hostFS{root: r, rules: rules}, nil
-}
-
-// allowed refuses an fs request of kind (read, edit) that a deny rule
-// names; the kind is the tool name the rules see, as for the agent's own
-// permission requests.
-func (f *hostFS) allowed(method, kind, path string) error {
-	if f.rules.Decide(kind, kind) == permission.Deny {
-		return hostError(jsonrpc.InvalidRequest, "%s: openheim's permission rules deny %s (%s)", method, kind, path)
-	}
-	return nil
+	return &hostFS{root: r}, nil
 }
 
 // check refuses a path the agent may not name (ACP says absolute; a
@@ -92,9 +76,6 @@ func (f *hostFS) readTextFile(_ context.Context, params json.RawMessage) (any, e
 		return nil, hostError(jsonrpc.InvalidParams, "line and limit must not be negative")
 	}
 	if err := f.check(r.Path); err != nil {
-		return nil, err
-	}
-	if err := f.allowed(acp.MethodReadTextFile, "read", r.Path); err != nil {
 		return nil, err
 	}
 	// Open refuses a FIFO or device before it could block the read.
@@ -151,9 +132,6 @@ func (f *hostFS) writeTextFile(_ context.Context, params json.RawMessage) (any, 
 		return nil, err
 	}
 	if err := f.check(r.Path); err != nil {
-		return nil, err
-	}
-	if err := f.allowed(acp.MethodWriteTextFile, "edit", r.Path); err != nil {
 		return nil, err
 	}
 	if fi, err := f.root.Stat(r.Path); err == nil && !fi.Mode().IsRegular() {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/confine/confinetest"
-	"github.com/openheim/openheim/runtime/permission"
 )
 
 // The host's fs/read_text_file and fs/write_text_file hold the boundary
@@ -21,7 +20,7 @@ import (
 // outside content read, nothing written outside, no call hanging.
 func TestHostFSBoundaryRace(t *testing.T) {
 	race := confinetest.NewRace(t)
-	f, err := newHostFS(race.Root, permission.Rules{})
+	f, err := newHostFS(race.Root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,6 @@ import (
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/jsonrpc"
 	"github.com/openheim/openheim/runtime/childproc"
-	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/redact"
 )
 
@@ -57,9 +56,6 @@ type Options struct {
 	// Projection is openheim's rules set into the agent's own settings
 	// (Project): appended arguments, merged session _meta.
 	Projection Projection
-	// Rules are openheim's permission rules; their deny patterns also refuse
-	// the agent's fs/* requests (read, edit).
-	Rules permission.Rules
 	// Permission answers session/request_permission; nil cancels every
 	// request (the agent then refuses the tool call).
 	Permission func(ctx context.Context, r acp.RequestPermissionRequest) acp.RequestPermissionResponse
@@ -155,7 +151,7 @@ func Start(ctx context.Context, spec AgentSpec, opts Options) (*Host, error) {
 	h := &Host{spec: spec, opts: opts, log: opts.Log.With("acp_agent", spec.Name), sessions: map[string]*hostSession{},
 		exited: make(chan struct{})}
 	var err error
-	if h.fs, err = newHostFS(opts.WorkDir, opts.Rules); err != nil {
+	if h.fs, err = newHostFS(opts.WorkDir); err != nil {
 		return nil, err
 	}
 	h.terms = newTerminals(opts.WorkDir, h.log)
@@ -413,8 +409,14 @@ func (h *Host) Request(ctx context.Context, method string, params json.RawMessag
 	case acp.MethodRequestPermission:
 		return h.permission(ctx, params)
 	case acp.MethodReadTextFile:
+		if err := h.gateFS(ctx, acp.MethodReadTextFile, "read", params); err != nil {
+			return nil, err
+		}
 		return h.fs.readTextFile(ctx, params)
 	case acp.MethodWriteTextFile:
+		if err := h.gateFS(ctx, acp.MethodWriteTextFile, "edit", params); err != nil {
+			return nil, err
+		}
 		return h.fs.writeTextFile(ctx, params)
 	case "terminal/create":
 		if err := h.gateTerminal(ctx, params); err != nil {
@@ -490,6 +492,9 @@ func (h *Host) decide(ctx context.Context, r acp.RequestPermissionRequest) acp.R
 	}
 	if s != nil {
 		s.recordPermission(r, resp)
+		if granted(resp, r.Options) {
+			s.allow(reachOf(r.ToolCall, h.opts.WorkDir).Paths)
+		}
 	}
 	return resp
 }

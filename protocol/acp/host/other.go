@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/openheim/openheim/protocol/jsonrpc"
-	"github.com/openheim/openheim/runtime/permission"
 )
 
 // Where there are no process groups, the agent's file and terminal
@@ -21,7 +20,7 @@ var errNoAuthority = jsonrpc.NewError(jsonrpc.MethodNotFound, "not supported on 
 
 type hostFS struct{}
 
-func newHostFS(string, permission.Rules) (*hostFS, error) { return &hostFS{}, nil }
+func newHostFS(string) (*hostFS, error) { return &hostFS{}, nil }
 
 func (*hostFS) readTextFile(context.Context, json.RawMessage) (any, error) {
 	return nil, errNoAuthority

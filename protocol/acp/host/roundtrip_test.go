@@ -283,7 +283,8 @@ func TestAgentAnswerCapped(t *testing.T) {
 	for range 10 {
 		ups = append(ups, json.RawMessage(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ééééééééééééééé"}}`))
 	}
-	r, _ := fakeRunner(t, acptest.Script{Updates: ups}, &config.Config{WorkDir: work, MaxAnswerBytes: 100}, false)
+	// 101 falls inside the 51st "é" (two bytes each): the cut steps back.
+	r, _ := fakeRunner(t, acptest.Script{Updates: ups}, &config.Config{WorkDir: work, MaxAnswerBytes: 101}, false)
 	var mu sync.Mutex
 	var text strings.Builder
 	meta, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
@@ -301,7 +302,7 @@ func TestAgentAnswerCapped(t *testing.T) {
 	got := text.String()
 	mu.Unlock()
 	if len(got) != 100 || !utf8.ValidString(got) {
-		t.Errorf("streamed %d bytes (%q), want the first 100", len(got), got)
+		t.Errorf("streamed %d bytes (%q), want the first 100 (50 whole characters)", len(got), got)
 	}
 	conv, err := r.Engine.Store.Load(meta.ID)
 	if err != nil {

@@ -88,7 +88,7 @@ func (r *Runner) hostFor(ctx context.Context, identity string) (*Host, error) {
 		r.prompt0 = SystemPrompt{Text: identity}
 	}
 	opts := Options{ClientInfo: acp.Implementation{Name: "openheim", Version: r.Version}, WorkDir: cfg.WorkDir, Log: log,
-		Permission: r.permission, Hooks: r.Hooks, AllowShell: cfg.AllowShell, Environ: r.environ, Rules: permission.Rules(cfg.Permissions),
+		Permission: r.permission, Hooks: r.Hooks, AllowShell: cfg.AllowShell, Environ: r.environ,
 		CaptureContent: a.CaptureContent, Redact: cfg.Redactor(),
 		Projection: Project(a.AgentKind(), Bounds{WorkDir: cfg.WorkDir, AllowShell: cfg.AllowShell, Profile: a.ACPProfile,
 			Rules: permission.Rules(cfg.Permissions), Prompt: r.prompt0})}

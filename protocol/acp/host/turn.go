@@ -51,6 +51,10 @@ type hostTurn struct {
 	// still open are then answered cancelled.
 	asks       context.Context
 	cancelAsks context.CancelFunc
+	// allowed are the paths the agent's permission requests were allowed
+	// to touch in this turn: its fs/* requests on them are not asked
+	// about again (gateFS).
+	allowed map[string]bool
 }
 
 func (t *hostTurn) emit(ev event.Event) {
