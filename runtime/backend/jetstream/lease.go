@@ -236,15 +236,20 @@ func (l *lease) check() error {
 	}
 	var h holder
 	json.Unmarshal(e.Value(), &h)
-	l.mu.Lock()
-	// Any value this lease wrote is ours: a leader just elected may answer
-	// with an older revision of our own key (the take's, before a renewal).
-	ours := e.Revision() == l.rev || h.Epoch == l.epoch || l.wrote(h)
-	l.mu.Unlock()
-	if !ours {
+	if !l.ours(e.Revision(), h) {
 		return l.lose()
 	}
 	return nil
+}
+
+// ours says the lease key at revision rev holding h is still this lease:
+// its last revision, a value carrying its epoch, or any value it wrote (a
+// leader just elected may answer with an older revision of our own key,
+// the take's before a renewal: seen at 1,000 sessions on two replicas).
+func (l *lease) ours(rev uint64, h holder) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return rev == l.rev || h.Epoch == l.epoch || l.wrote(h)
 }
 
 // wrote says h is a value this lease wrote: the take's identity (replica,

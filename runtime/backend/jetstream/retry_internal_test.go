@@ -76,3 +76,27 @@ func TestRenewAfterLostAck(t *testing.T) {
 		t.Fatalf("renewal over another holder: %v", err)
 	}
 }
+
+// A lease read back at an older revision of its own key (a new leader not
+// caught up) is still ours; another holder's value, or ours from another
+// taking, is not.
+func TestLeaseOursAtAnOlderRevision(t *testing.T) {
+	at := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+	l := &lease{me: holder{Replica: "A", PID: 7, AcquiredAt: at}, epoch: 10, rev: 12}
+	cases := []struct {
+		rev  uint64
+		h    holder
+		want bool
+	}{
+		{12, holder{Replica: "B", PID: 9, AcquiredAt: at}, true},                   // our last revision
+		{11, holder{Replica: "A", PID: 7, AcquiredAt: at, Epoch: 10}, true},        // a renewal's value
+		{10, holder{Replica: "A", PID: 7, AcquiredAt: at}, true},                   // the take's value, read stale
+		{13, holder{Replica: "B", PID: 9, AcquiredAt: at.Add(time.Second)}, false}, // taken over
+		{13, holder{Replica: "A", PID: 7, AcquiredAt: at.Add(time.Second)}, false}, // our process, another taking
+	}
+	for i, c := range cases {
+		if got := l.ours(c.rev, c.h); got != c.want {
+			t.Errorf("case %d: ours = %v, want %v", i, got, c.want)
+		}
+	}
+}
