@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -55,8 +54,8 @@ func (a *Agent) newAgentSession(r acp.NewSessionRequest, name string) (any, erro
 	if len(r.MCPServers) > 0 {
 		return nil, invalidParams("a session of an external agent gets openheim's MCP servers; it takes none of its own")
 	}
-	if st, err := os.Stat(r.CWD); !filepath.IsAbs(r.CWD) || err != nil || !st.IsDir() {
-		return nil, invalidParams("cwd " + r.CWD + " is not an absolute path to a directory")
+	if err := checkCwd(r.CWD, false); err != nil {
+		return nil, err
 	}
 	meta := session.NewMeta(time.Now())
 	meta.Cwd = session.Str(filepath.Clean(r.CWD))

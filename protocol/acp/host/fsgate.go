@@ -35,16 +35,23 @@ func (h *Host) gateFS(ctx context.Context, method, kind string, params json.RawM
 	}
 	raw, _ := json.Marshal(map[string]any{"path": r.Path})
 	locs, _ := json.Marshal([]map[string]any{{"path": r.Path}})
-	q := acp.RequestPermissionRequest{SessionID: r.SessionID,
-		ToolCall: acp.PermissionToolCall{ToolCallID: fmt.Sprintf("fs-%d", fsAsks.Add(1)), Title: kind + " " + r.Path,
-			Kind: kind, Status: "pending", RawInput: raw, Locations: locs},
-		Options: []acp.PermissionOption{{OptionID: "allow", Name: "Allow", Kind: acp.PermissionAllowOnce},
-			{OptionID: "reject", Name: "Reject", Kind: acp.PermissionRejectOnce}}}
-	if granted(h.decide(ctx, q), q.Options) {
+	if h.askItself(ctx, r.SessionID, acp.PermissionToolCall{ToolCallID: fmt.Sprintf("fs-%d", fsAsks.Add(1)),
+		Title: kind + " " + r.Path, Kind: kind, RawInput: raw, Locations: locs}) {
 		return nil
 	}
 	return &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: jsonrpc.Message(jsonrpc.InvalidRequest) +
 		fmt.Sprintf(": %s: openheim's permission rules refused %s of %s", method, kind, r.Path)}
+}
+
+// askItself puts a permission request the host makes itself (before a
+// terminal or an fs/* request) to the same handler as the agent's own,
+// with "allow once" and "reject once" to choose from; true when allowed.
+func (h *Host) askItself(ctx context.Context, sessionID string, call acp.PermissionToolCall) bool {
+	call.Status = "pending"
+	options := []acp.PermissionOption{{OptionID: "allow", Name: "Allow", Kind: acp.PermissionAllowOnce},
+		{OptionID: "reject", Name: "Reject", Kind: acp.PermissionRejectOnce}}
+	q := acp.RequestPermissionRequest{SessionID: sessionID, ToolCall: call, Options: options}
+	return granted(h.decide(ctx, q), options)
 }
 
 // granted says resp picked one of options' allow kinds.

@@ -56,17 +56,9 @@ func (h *Host) gateTerminal(ctx context.Context, params json.RawMessage) error {
 		return hostError(jsonrpc.InvalidParams, "%v", err)
 	}
 	line := strings.Join(argv, " ")
-	q := acp.RequestPermissionRequest{SessionID: r.SessionID,
-		ToolCall: acp.PermissionToolCall{ToolCallID: fmt.Sprintf("terminal-%d", terminalAsks.Add(1)), Title: line,
-			Kind: "execute", Status: "pending", RawInput: raw},
-		Options: []acp.PermissionOption{{OptionID: "allow", Name: "Allow", Kind: acp.PermissionAllowOnce},
-			{OptionID: "reject", Name: "Reject", Kind: acp.PermissionRejectOnce}}}
-	if id, ok := h.decide(ctx, q).Selected(); ok {
-		for _, o := range q.Options {
-			if o.OptionID == id && o.Kind == acp.PermissionAllowOnce {
-				return nil
-			}
-		}
+	if h.askItself(ctx, r.SessionID, acp.PermissionToolCall{ToolCallID: fmt.Sprintf("terminal-%d", terminalAsks.Add(1)),
+		Title: line, Kind: "execute", RawInput: raw}) {
+		return nil
 	}
 	return hostError(jsonrpc.InvalidRequest, "terminal/create: openheim's permission rules refused %q in %s", line, cwd)
 }
