@@ -238,7 +238,8 @@ func TestTwoProcessesOneSession(t *testing.T) {
 	if err := b.Run(); err != nil || !strings.Contains(bout.String(), "my turn") {
 		t.Fatalf("after the first finished: %v %s", err, berr)
 	}
-	if _, err := os.Stat(session.LockPath(filepath.Join(r.home, "history"), id)); !os.IsNotExist(err) {
-		t.Errorf("lease left behind after the turn: %v", err)
+	if data, err := os.ReadFile(session.LockPath(filepath.Join(r.home, "history"), id)); err != nil ||
+		!strings.Contains(string(data), `"released_at"`) || strings.Contains(string(data), `"pid"`) {
+		t.Errorf("lease not marked released after the turn: %s %v", data, err)
 	}
 }

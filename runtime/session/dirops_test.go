@@ -36,13 +36,12 @@ func sparesIn(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestReplaceFileReusesInodes: a removed file is kept as a spare, empty,
-// and the next replacement writes into it; a replaced file is not reused,
-// so a reader that opened it before the replacement reads it whole (leases
-// are read without a lock by fences).
-func TestReplaceFileReusesInodes(t *testing.T) {
+// TestReplaceFileKeepsReaders: a replaced file is never reused, so a
+// reader that opened it before the replacement reads it whole, and no
+// temporary file is left behind.
+func TestReplaceFileKeepsReaders(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "a.lock")
+	path := filepath.Join(dir, "a.json")
 	if err := replaceFile(path, []byte("one"), atomicfile.SyncAll); err != nil {
 		t.Fatal(err)
 	}
@@ -58,37 +57,16 @@ func TestReplaceFileReusesInodes(t *testing.T) {
 	if got, _ := io.ReadAll(reader); string(got) != "one" {
 		t.Fatalf("a reader of the replaced file read %q", got)
 	}
-	if got, _ := os.ReadFile(path); string(got) != "two" {
-		t.Fatalf("content %q", got)
+	if got, _ := os.ReadFile(path); string(got) != "two" || inode(t, path) == first {
+		t.Fatalf("content %q, inode reused: %v", got, inode(t, path) == first)
 	}
 	if sp := sparesIn(t, dir); len(sp) != 0 {
-		t.Fatalf("spares %v: the replaced file was kept", sp)
-	}
-	second := inode(t, path)
-	if err := removeFile(path); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Fatalf("still there: %v", err)
-	}
-	sp := sparesIn(t, dir)
-	if len(sp) != 1 || inode(t, filepath.Join(dir, sp[0])) != second || second == first {
-		t.Fatalf("spares %v: want the removed file", sp)
-	}
-	if fi, _ := os.Stat(filepath.Join(dir, sp[0])); fi.Size() != 0 {
-		t.Errorf("a spare keeps %d bytes of old data", fi.Size())
-	}
-	if err := replaceFile(path, []byte("three"), atomicfile.SyncNone); err != nil {
-		t.Fatal(err)
-	}
-	if inode(t, path) != second {
-		t.Error("the write after the remove did not reuse the spare")
+		t.Fatalf("temporary files left: %v", sp)
 	}
 }
 
 // TestReplaceFileConcurrent: writers replacing one file at once never
-// corrupt it, readers never see half of it, and no two spares are one
-// file.
+// corrupt it, readers never see half of it, and no temporary file is left.
 func TestReplaceFileConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "meta.json")
@@ -111,16 +89,8 @@ func TestReplaceFileConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	seen := map[uint64]string{inode(t, path): "meta.json"}
-	for _, name := range sparesIn(t, dir) {
-		ino := inode(t, filepath.Join(dir, name))
-		if other, dup := seen[ino]; dup {
-			t.Errorf("%s and %s are one file", name, other)
-		}
-		seen[ino] = name
-	}
-	if n := len(sparesIn(t, dir)); n > maxSpares {
-		t.Errorf("%d spares kept, at most %d", n, maxSpares)
+	if sp := sparesIn(t, dir); len(sp) != 0 {
+		t.Errorf("temporary files left: %v", sp)
 	}
 }
 
@@ -128,7 +98,7 @@ func TestSweepSpares(t *testing.T) {
 	dir := t.TempDir()
 	dead := filepath.Join(dir, sparePrefix+"999999999-1")
 	live := filepath.Join(dir, fmt.Sprintf("%s%d-1", sparePrefix, os.Getppid()))
-	mine := spareName(dir)
+	mine := filepath.Join(dir, fmt.Sprintf("%s%d-1", sparePrefix, os.Getpid()))
 	for _, p := range []string{dead, live, mine, filepath.Join(dir, "keep.json")} {
 		os.WriteFile(p, nil, 0o600)
 	}

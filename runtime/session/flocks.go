@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
+	"runtime"
 
 	"github.com/gofrs/flock"
 )
@@ -14,42 +14,19 @@ import (
 // on unix, LockFileEx on Windows. They belong to an open file, so two
 // opens exclude each other in one process as in two. On Windows the lock
 // is mandatory for the first byte of the file: only files that nobody
-// reads or writes are locked (.lock-guard, <id>.fence), never the data.
+// reads or writes are locked there (<id>.fence), never the data.
 
-const (
-	guardName = ".lock-guard"
-	epochName = ".lock-epoch"
-)
-
-// fencePath is the file a session's fences lock, which a takeover waits on.
-func fencePath(dir, id string) string { return filepath.Join(dir, id+".fence") }
-
-// guardFile is this process's hold on a history dir's guard. The mutex
-// serialises this process's holders: they wait on it rather than each in
-// a blocking lock call, and one Flock value must not be used by two at once.
-type guardFile struct {
-	mu sync.Mutex
-	fl *flock.Flock
-}
-
-var guards sync.Map // guard path -> *guardFile
-
-// lockGuard holds the history dir's guard (path, the .lock-guard file)
-// until unlock, across processes and within this one. The guard file is
-// never removed: unlinking it would let two processes lock different
-// inodes.
-func lockGuard(path string) (unlock func(), err error) {
-	g, _ := guards.LoadOrStore(path, &guardFile{fl: lockOf(path)})
-	gf := g.(*guardFile)
-	gf.mu.Lock()
-	if err := lock(gf.fl); err != nil {
-		gf.mu.Unlock()
-		return nil, err
+// fencePath is the file a session's fences lock, which a takeover waits on:
+// the lease file itself where locks are advisory (it is rewritten in
+// place, never replaced, so every locker locks the same file), a file of
+// its own on Windows, where a locked byte cannot be read through another
+// handle. A turn then creates no file on unix once its session has run
+// one.
+func fencePath(dir, id string) string {
+	if runtime.GOOS == "windows" {
+		return filepath.Join(dir, id+".fence")
 	}
-	return func() {
-		gf.fl.Unlock()
-		gf.mu.Unlock()
-	}, nil
+	return LockPath(dir, id)
 }
 
 // lockOf is the lock of the file at path, opened without O_CREATE: a

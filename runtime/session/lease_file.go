@@ -1,21 +1,17 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
-
-	"github.com/openheim/openheim/runtime/atomicfile"
 )
 
 // fileLease is a Locker's lease on one session.
@@ -98,8 +94,10 @@ func (fl *fileLease) Fence(write func() error) error {
 	return write()
 }
 
-// Release implements Lease: it stops the heartbeat and removes the lease if
-// it is still ours (if someone took it over meanwhile, it is theirs now).
+// Release implements Lease: it stops the heartbeat and marks the lease
+// released if it is still ours (if someone took it over meanwhile, it is
+// theirs now). The file stays, keeping the epoch the next turn goes on
+// from: a turn changes no entry of the history directory.
 func (fl *fileLease) Release() {
 	fl.releaseOnce.Do(func() {
 		close(fl.stop)
@@ -108,10 +106,7 @@ func (fl *fileLease) Release() {
 		fl.released = true
 		fl.fenceMu.Unlock()
 		err := fl.l.ifOurs(fl.dir, fl.id, fl.ours, func(path string) error {
-			if err := removeFile(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			return nil
+			return writeLease(path, lease{Epoch: fl.ours.Epoch, ReleasedAt: fl.l.now()})
 		})
 		if err != nil && !errors.Is(err, ErrLeaseLost) {
 			fl.l.warn(fmt.Sprintf("session %s: releasing lease: %v", fl.id, err))
@@ -184,6 +179,9 @@ func (l *Locker) ifOurs(dir, id string, ours lease, f func(path string) error) e
 // whether the lease is still ours: nil, a *LeaseLostError, or another error
 // when the file could not be read at all (then nothing is known).
 func verdict(id string, ours lease, data []byte, err error) error {
+	if err == nil && len(bytes.TrimSpace(data)) == 0 {
+		err = fs.ErrNotExist // made by a fence lock, never written
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return &LeaseLostError{SessionID: id}
 	}
@@ -194,6 +192,8 @@ func verdict(id string, ours lease, data []byte, err error) error {
 	switch {
 	case err != nil:
 		return &LeaseLostError{SessionID: id, Unreadable: true}
+	case cur.released():
+		return &LeaseLostError{SessionID: id}
 	case !cur.is(ours):
 		return &LeaseLostError{SessionID: id, PID: cur.PID, Host: cur.Host}
 	}
@@ -211,6 +211,10 @@ func readLease(path string) (lease, time.Time, error) {
 	if err != nil {
 		return lease{}, st.ModTime(), err
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		// Made by a fence lock (see fencePath), never written.
+		return lease{}, st.ModTime(), fs.ErrNotExist
+	}
 	ls, err := parseLease(data)
 	return ls, st.ModTime(), err
 }
@@ -220,73 +224,64 @@ func parseLease(data []byte) (lease, error) {
 	if err := json.Unmarshal(data, &ls); err != nil {
 		return lease{}, err
 	}
+	if ls.released() {
+		return ls, nil
+	}
 	if ls.PID <= 0 || ls.Host == "" || ls.AcquiredAt.IsZero() {
 		return lease{}, fmt.Errorf("incomplete lease %s", data)
 	}
 	return ls, nil
 }
 
-// writeLease replaces the lease by rename so no reader, and no process
-// killed mid-write, ever leaves half of one (an unreadable lease blocks the
-// session for UnreadableGrace). The replaced file is not reused: fences
-// read the lease without the guard, and may still be reading it. No fsync:
-// a lease lost in a crash belonged to a turn that died with it.
+// writeLease writes the lease in place, over the file's whole length with
+// one write (padded with spaces, which JSON ignores), so no reader sees
+// half of one and a process killed mid-write cannot leave one: a write
+// call ends before its process does. Every writer and every check holds
+// the session's fence lock. The file is created by the session's first
+// turn and never replaced, so a turn allocates no inode and renames
+// nothing. No fsync: a lease lost in a crash belonged to a turn that died
+// with it.
 func writeLease(path string, ls lease) error {
 	data, err := json.Marshal(ls)
 	if err != nil {
 		return err
 	}
-	return replaceFile(path, append(data, '\n'), atomicfile.SyncNone)
-}
-
-// epochFormat keeps the history dir's lease counter (.lock-epoch) at a
-// fixed width, rewritten in place: a reader never sees it shortened.
-const epochFormat = "%020d\n"
-
-// lockedEpoch is nextEpoch under the history dir's guard, which orders the
-// counter's read and write among every process's takers.
-func lockedEpoch(dir string, floor uint64) (uint64, error) {
-	unlock, err := lockGuard(filepath.Join(dir, guardName))
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	return nextEpoch(dir, floor)
-}
-
-// nextEpoch hands out the history dir's next fencing token, called under
-// the guard. floor is the epoch of the lease being replaced: should the
-// counter have been lost, no token is given twice to a session. The
-// counter is not synced: after a crash no holder is left to fence, and
-// floor covers a lease that outlived its counter.
-func nextEpoch(dir string, floor uint64) (uint64, error) {
-	f, err := os.OpenFile(filepath.Join(dir, epochName), os.O_RDWR, 0)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		err = inDir(dir, func() (err error) {
-			f, err = os.OpenFile(filepath.Join(dir, epochName), os.O_RDWR|os.O_CREATE, 0o600)
+		err = inDir(filepath.Dir(path), func() (err error) {
+			f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 			return err
 		})
 	}
 	if err != nil {
-		return 0, err
+		return err
 	}
-	defer f.Close()
-	buf := make([]byte, len(fmt.Sprintf(epochFormat, 0)))
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && err != io.EOF {
-		return 0, err
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
 	}
-	counter := buf[:n]
-	if n == 0 {
-		// A new counter: carry on from the one versions before gofrs/flock
-		// kept in the guard file (unreadable on Windows, where it is locked;
-		// floor covers that).
-		counter, _ = os.ReadFile(filepath.Join(dir, guardName))
+	rec := padLease(data, st.Size())
+	if _, err := f.WriteAt(rec, 0); err != nil {
+		f.Close()
+		return err
 	}
-	last, _ := strconv.ParseUint(strings.TrimSpace(string(counter)), 10, 64)
-	next := max(last, floor) + 1
-	if _, err := f.WriteAt(fmt.Appendf(nil, epochFormat, next), 0); err != nil {
-		return 0, err
+	return f.Close()
+}
+
+// leaseRecord is the size a lease is padded to: every lease fits (a host
+// name is at most 255 bytes), so the file never changes size.
+const leaseRecord = 512
+
+// padLease is data padded with spaces to the record size, or to the
+// file's size if something longer was there, ending in a newline.
+func padLease(data []byte, size int64) []byte {
+	n := max(int64(leaseRecord), size, int64(len(data)+1))
+	rec := make([]byte, n)
+	copy(rec, data)
+	for i := len(data); i < len(rec)-1; i++ {
+		rec[i] = ' '
 	}
-	return next, nil
+	rec[n-1] = '\n'
+	return rec
 }

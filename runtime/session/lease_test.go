@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -276,19 +277,16 @@ func TestLeaseTakeoverWaitsForFencedWrite(t *testing.T) {
 	}
 }
 
-// TestLeaseEpochCounter: epochs grow across releases and sessions (the
-// counter is the history dir's), and a counter lost or garbled is caught
-// up from the lease being replaced.
+// TestLeaseEpochCounter: a session's epochs grow across releases (a
+// released lease stays in its file, marked, with its epoch) and over a
+// lease taken over; each session counts on its own, so turns of
+// different sessions share no file.
 func TestLeaseEpochCounter(t *testing.T) {
 	dir := t.TempDir()
 	l := &Locker{Dir: dir}
 	var last uint64
-	for i := range 3 {
-		id := lockID
-		if i == 1 {
-			id = "650e8400-e29b-41d4-a716-446655440000"
-		}
-		held, err := l.Acquire(id)
+	for range 3 {
+		held, err := l.Acquire(lockID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,8 +295,19 @@ func TestLeaseEpochCounter(t *testing.T) {
 		}
 		last = held.Epoch()
 		held.Release()
+		cur, _, err := readLease(LockPath(dir, lockID))
+		if err != nil || !cur.released() || cur.Epoch != last {
+			t.Fatalf("after release: %+v %v", cur, err)
+		}
 	}
-	os.WriteFile(dir+"/"+epochName, []byte("garbage"), 0o600)
+	other, err := l.Acquire("650e8400-e29b-41d4-a716-446655440000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Epoch() != 1 {
+		t.Errorf("another session's first epoch %d", other.Epoch())
+	}
+	other.Release()
 	writeRawLease(t, dir, lease{PID: 4242, Host: "far", AcquiredAt: time.Now().Add(-time.Hour), Epoch: 99})
 	held, err := (&Locker{Dir: dir, Warn: func(string) {}}).Acquire(lockID)
 	if err != nil {
@@ -306,7 +315,57 @@ func TestLeaseEpochCounter(t *testing.T) {
 	}
 	defer held.Release()
 	if held.Epoch() != 100 {
-		t.Fatalf("epoch %d after a lost counter and a lease of epoch 99", held.Epoch())
+		t.Fatalf("epoch %d after taking over a lease of epoch 99", held.Epoch())
+	}
+}
+
+// TestLeaseWrittenInPlace: a turn changes no entry of the history dir once
+// its session has run one: the lease file keeps its inode through
+// acquire, renewal and release, a shorter lease leaves no tail of a
+// longer one, and a lease of any length is read back.
+func TestLeaseWrittenInPlace(t *testing.T) {
+	dir := t.TempDir()
+	l := &Locker{Dir: dir, Host: strings.Repeat("h", 255)}
+	held, err := l.Acquire(lockID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := LockPath(dir, lockID)
+	first, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		entries, _ := os.ReadDir(dir)
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	before := names()
+	held.Release()
+	for range 3 {
+		held, err = (&Locker{Dir: dir}).Acquire(lockID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := held.Fence(func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		held.Release()
+	}
+	now, err := os.Stat(path)
+	if got := names(); err != nil || !slices.Equal(got, before) || !os.SameFile(first, now) {
+		t.Fatalf("entries %v -> %v, same file %v (%v)", before, got, err == nil && os.SameFile(first, now), err)
+	}
+	data, _ := os.ReadFile(path)
+	if len(data) != leaseRecord {
+		t.Errorf("lease file %d bytes, want %d", len(data), leaseRecord)
+	}
+	cur, err := parseLease(data)
+	if err != nil || !cur.released() || cur.Epoch != 4 {
+		t.Fatalf("%+v %v", cur, err)
 	}
 }
 

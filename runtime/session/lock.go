@@ -51,7 +51,7 @@ const (
 // session never does, so listing and loading never wait on a running turn.
 //
 // Its leases fence the FileStore in the same dir: Fence locks the session's
-// fence file (<id>.fence), which taking, renewing and releasing the lease
+// fence file (see fencePath), which taking, renewing and releasing the lease
 // also lock (see take).
 type Locker struct {
 	Dir  string // the history dir
@@ -80,7 +80,13 @@ type lease struct {
 	// Epoch is the fencing token (see Lease.Epoch); 0 in the leases of
 	// versions before it, which then match no holder of this one.
 	Epoch uint64 `json:"epoch,omitempty"`
+	// ReleasedAt marks a lease given back: the session is free, and its
+	// next turn's epoch follows this one's.
+	ReleasedAt time.Time `json:"released_at,omitzero"`
 }
+
+// released reports whether a is the mark of a lease given back.
+func (a lease) released() bool { return !a.ReleasedAt.IsZero() && a.PID == 0 && a.Host == "" }
 
 // lastSeen is when the holder last proved it was alive.
 func (a lease) lastSeen() time.Time {
@@ -177,9 +183,9 @@ func (l *Locker) Acquire(id string) (Lease, error) {
 // processes cannot both see "no lease" and both write theirs, and a write
 // that a displaced holder checked before our lease replaced it has ended
 // before ours is written (a holder stopped mid-write, SIGSTOP, is waited
-// for until it resumes). Only the epoch counter is the whole history
-// dir's: its guard is held for that read and write alone, so turns of
-// different sessions do not queue behind one another's file renames.
+// for until it resumes). The epoch is the session's own counter, kept in
+// its lease file (released leases stay, marked), so turns of different
+// sessions share no lock and no file.
 func (l *Locker) take(dir, id string, ours *lease) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("session lock: %w", err)
@@ -200,6 +206,7 @@ func (l *Locker) take(dir, id string, ours *lease) error {
 		}
 		l.warn(fmt.Sprintf("session %s: taking over an unreadable lease from %s (%v)",
 			id, mtime.UTC().Format(time.RFC3339), err))
+	case old.released():
 	default:
 		reason, stale := l.stale(old, *ours)
 		if !stale {
@@ -208,10 +215,11 @@ func (l *Locker) take(dir, id string, ours *lease) error {
 		l.warn(fmt.Sprintf("session %s: taking over the lease of pid %d on %s since %s: %s",
 			id, old.PID, old.Host, old.AcquiredAt.Format(time.RFC3339), reason))
 	}
-	if ours.Epoch, err = lockedEpoch(dir, old.Epoch); err != nil {
+	ours.Epoch = old.Epoch + 1
+	if err := writeLease(path, *ours); err != nil {
 		return fmt.Errorf("session lock: %w", err)
 	}
-	return writeLease(path, *ours)
+	return nil
 }
 
 // lockFence takes the session's fence lock for take. When a holder has a
@@ -229,7 +237,7 @@ func (l *Locker) lockFence(dir, id string, ours lease) (unlock func(), err error
 		return nil, err
 	}
 	if !ok {
-		if old, _, err := readLease(LockPath(dir, id)); err == nil {
+		if old, _, err := readLease(LockPath(dir, id)); err == nil && !old.released() {
 			if _, stale := l.stale(old, ours); stale {
 				l.warn(fmt.Sprintf("session %s: waiting for the previous holder's write in progress to end", id))
 			}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -79,8 +78,8 @@ func TestLockerInProcessBusy(t *testing.T) {
 	}
 	lease.Release()
 	lease.Release() // harmless
-	if _, err := os.Stat(LockPath(dir, lockID)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("lease left after release: %v", err)
+	if isHeld(t, dir) {
+		t.Errorf("lease held after release")
 	}
 	r2, err := b.Acquire(lockID)
 	if err != nil {
@@ -194,8 +193,8 @@ func TestLockerReleaseKeepsTakenOverLease(t *testing.T) {
 		t.Fatalf("a's release touched b's lease: %+v %v", cur, err)
 	}
 	relB.Release()
-	if _, err := os.Stat(LockPath(dir, lockID)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("b's release: %v", err)
+	if isHeld(t, dir) {
+		t.Fatalf("b's release left the lease held")
 	}
 }
 
@@ -246,13 +245,10 @@ func TestLockerTwoProcesses(t *testing.T) {
 	if len(warns) != 1 || !strings.Contains(warns[0], "pid "+strconv.Itoa(child.Process.Pid)) {
 		t.Errorf("warnings: %q", warns)
 	}
-	if _, err := os.Stat(filepath.Join(dir, guardName)); err != nil {
-		t.Errorf("guard file: %v", err)
-	}
 }
 
 // TestLockerRace has many "processes" (distinct hosts, so none is stale)
-// race for one session: the guard must let exactly one of them in.
+// race for one session: the fence lock must let exactly one of them in.
 func TestLockerRace(t *testing.T) {
 	dir := t.TempDir()
 	const n = 16
@@ -302,30 +298,30 @@ func TestLockerHeartbeat(t *testing.T) {
 		t.Fatalf("a renewed lease was taken over: %v", err)
 	}
 	held.Release()
-	if _, err := os.Stat(LockPath(dir, lockID)); !os.IsNotExist(err) {
-		t.Fatalf("released lease still there: %v", err)
+	if isHeld(t, dir) {
+		t.Fatal("released lease still held")
 	}
 	time.Sleep(50 * time.Millisecond) // five renewal periods
-	if _, err := os.Stat(LockPath(dir, lockID)); !os.IsNotExist(err) {
-		t.Fatalf("a released lease came back: %v", err)
+	if isHeld(t, dir) {
+		t.Fatal("a released lease came back")
 	}
 	if held.Err() != nil {
 		t.Fatalf("a released lease is not lost: %v", held.Err())
 	}
 }
 
-// waitLease polls the lease file, read under the guard as the locker reads
-// it, until ok says yes (at most 10 s).
+// waitLease polls the lease file, read under the session's fence lock as
+// the locker reads it, until ok says yes (at most 10 s).
 func waitLease(t *testing.T, dir string, ok func(lease) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		unlock, err := lockGuard(filepath.Join(dir, guardName))
-		if err != nil {
+		fl := lockOf(fencePath(dir, lockID))
+		if err := lock(fl); err != nil {
 			t.Fatal(err)
 		}
 		cur, _, err := readLease(LockPath(dir, lockID))
-		unlock()
+		fl.Unlock()
 		if err == nil && ok(cur) {
 			return
 		}
@@ -334,4 +330,18 @@ func waitLease(t *testing.T, dir string, ok func(lease) bool) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// isHeld tells whether lockID's lease file holds a lease (not one
+// released, not none).
+func isHeld(t *testing.T, dir string) bool {
+	t.Helper()
+	cur, _, err := readLease(LockPath(dir, lockID))
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return !cur.released()
 }

@@ -25,8 +25,7 @@ func (s *FileStore) locker() *Locker { return &Locker{Dir: s.Dir, Warn: s.warn} 
 
 // Trash implements Store. The meta moves first so a crash midway leaves a
 // session that is merely invisible, never one that lists with no messages;
-// calling Trash again finishes the move. Releasing the lease afterwards
-// removes any stale lock file.
+// calling Trash again finishes the move.
 func (s *FileStore) Trash(id string) error {
 	lease, err := s.locker().Acquire(id)
 	if err != nil {
@@ -56,15 +55,19 @@ func (s *FileStore) Trash(id string) error {
 	if err := atomicfile.SyncDir(filepath.Join(s.Dir, TrashDir)); err != nil {
 		return err
 	}
-	removeFence(s.Dir, id)
+	removeLease(s.Dir, id)
 	return atomicfile.SyncDir(s.Dir)
 }
 
-// removeFence removes the session's fence file, which holds nothing, once
-// the session is gone; the caller holds its lease, so a fence that still
-// runs is refused by its lease check, whichever file it locked. A fence
-// file left behind is harmless.
-func removeFence(dir, id string) { os.Remove(fencePath(dir, id)) }
+// removeLease removes the session's lease and fence files once the session
+// is gone; the caller holds its lease, so a fence that still runs is
+// refused by its lease check (the lease is gone), whichever file it
+// locked, and the caller's release finds nothing to mark. Files left
+// behind are harmless.
+func removeLease(dir, id string) {
+	os.Remove(LockPath(dir, id))
+	os.Remove(fencePath(dir, id))
+}
 
 // Purge implements Store.
 func (s *FileStore) Purge(id string) error {
@@ -83,7 +86,7 @@ func (s *FileStore) Purge(id string) error {
 			return fmt.Errorf("purge session %s: %w", id, err)
 		}
 	}
-	removeFence(s.Dir, id) // taking the lease made one even if !found
+	removeLease(s.Dir, id) // taking the lease made one even if !found
 	if !found {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}

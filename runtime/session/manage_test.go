@@ -33,8 +33,8 @@ func TestTrash(t *testing.T) {
 	gone := created(t, s, user("b"), user("c"))
 	// A lease left by a dead process must not survive the session, nor
 	// the fence file of its turns.
+	os.WriteFile(fencePath(s.Dir, gone.ID), nil, 0o600) // the lease file itself on unix
 	writeLease(LockPath(s.Dir, gone.ID), lease{PID: deadPID(t), Host: mustHost(t), AcquiredAt: time.Now()})
-	os.WriteFile(fencePath(s.Dir, gone.ID), nil, 0o600)
 	if err := s.Trash(gone.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"encoding/json"
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -55,6 +56,7 @@ func (b *Backend) Replicas() ([]Replica, error) {
 			out = append(out, r)
 		}
 	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -176,28 +177,56 @@ func (s *sessionStore) each(f func(record)) error {
 	})
 }
 
-// eachValue calls f with every live key of kv and its value.
+// eachValue calls f with every live key of kv and its value, as of the
+// call: the watch it reads may be served by a replica that has not yet
+// applied what another replica just wrote (a session trashed on A still
+// listed on B), so it reads on until it has seen the bucket's last
+// sequence as the stream's leader reports it, for at most catchUp (that
+// message may have aged out of a bucket with a TTL meanwhile).
 func eachValue(ctx context.Context, kv jetstream.KeyValue, f func(key string, value []byte)) error {
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return err
+	}
+	last := st.(*jetstream.KeyValueBucketStatus).StreamInfo().State.LastSeq
+	w, err := kv.WatchAll(ctx)
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
-	for {
+	live := map[string][]byte{}
+	var seen uint64
+	var behind <-chan time.Time // set once the watch's initial values are in
+	for behind == nil || seen < last {
 		select {
 		case e, ok := <-w.Updates():
 			if !ok {
 				return errors.New("watch ended early")
 			}
 			if e == nil {
-				return nil
+				behind = time.After(catchUp)
+				continue
 			}
-			f(e.Key(), e.Value())
+			seen = max(seen, e.Revision())
+			if e.Operation() == jetstream.KeyValuePut {
+				live[e.Key()] = e.Value()
+			} else {
+				delete(live, e.Key())
+			}
+		case <-behind:
+			last = 0
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+	for k, v := range live {
+		f(k, v)
+	}
+	return nil
 }
+
+// catchUp bounds how long eachValue waits for a lagging replica.
+const catchUp = 2 * time.Second
 
 // IDs implements session.Source.
 func (s *sessionStore) IDs() ([]string, error) {
