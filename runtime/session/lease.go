@@ -106,11 +106,22 @@ func (f *fenced) SaveMeta(meta Meta) error {
 	return f.lease.Fence(func() error { return f.Store.SaveMeta(meta) })
 }
 
+// LossContext is a Lease whose loss is also a context's end, so a turn
+// can watch it without a goroutine of its own.
+type LossContext interface {
+	// LostContext is done once the lease is lost.
+	LostContext() context.Context
+}
+
 // LeaseContext returns ctx cancelled once l is lost, with l's error as the
 // cause, so the turn stops (its model stream and tools) instead of running
 // on for a session it no longer holds. stop frees the watch.
 func LeaseContext(ctx context.Context, l Lease) (_ context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	if lc, ok := l.(LossContext); ok {
+		unwatch := context.AfterFunc(lc.LostContext(), func() { cancel(l.Err()) })
+		return ctx, func() { unwatch(); cancel(context.Canceled) }
+	}
 	if lost := l.Lost(); lost != nil {
 		go func() {
 			select {

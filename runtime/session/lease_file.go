@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,10 +22,17 @@ type fileLease struct {
 	ours    lease
 	forget  func()
 
-	stop, beatDone chan struct{}
-	lost           chan struct{}
-	loseOnce       sync.Once
-	releaseOnce    sync.Once
+	// The heartbeat is a timer, not a goroutine: a server holds a lease
+	// per running turn. beatMu orders a renewal with Release.
+	beatMu  sync.Mutex
+	beat    *time.Timer
+	stopped bool
+
+	lost        chan struct{}
+	lostCtx     context.Context // done once lost (LostContext)
+	loseCtx     context.CancelFunc
+	loseOnce    sync.Once
+	releaseOnce sync.Once
 
 	mu  sync.Mutex
 	err error // why the lease was lost
@@ -38,10 +46,16 @@ type fileLease struct {
 
 func startLease(l *Locker, dir, id string, ours lease, forget func()) *fileLease {
 	fl := &fileLease{l: l, dir: dir, id: id, ours: ours, forget: forget, fence: lockOf(fencePath(dir, id)),
-		stop: make(chan struct{}), beatDone: make(chan struct{}), lost: make(chan struct{})}
-	go fl.heartbeat()
+		lost: make(chan struct{})}
+	fl.lostCtx, fl.loseCtx = context.WithCancel(context.Background())
+	fl.beatMu.Lock()
+	fl.beat = time.AfterFunc(fl.period(), fl.heartbeat)
+	fl.beatMu.Unlock()
 	return fl
 }
+
+// LostContext implements LossContext.
+func (fl *fileLease) LostContext() context.Context { return fl.lostCtx }
 
 // Epoch implements Lease.
 func (fl *fileLease) Epoch() uint64 { return fl.ours.Epoch }
@@ -63,6 +77,7 @@ func (fl *fileLease) lose(err error) error {
 		fl.err = err
 		fl.mu.Unlock()
 		close(fl.lost)
+		fl.loseCtx()
 	})
 	return fl.Err()
 }
@@ -100,8 +115,10 @@ func (fl *fileLease) Fence(write func() error) error {
 // from: a turn changes no entry of the history directory.
 func (fl *fileLease) Release() {
 	fl.releaseOnce.Do(func() {
-		close(fl.stop)
-		<-fl.beatDone
+		fl.beatMu.Lock() // waits out a renewal in flight
+		fl.stopped = true
+		fl.beat.Stop()
+		fl.beatMu.Unlock()
 		fl.fenceMu.Lock()
 		fl.released = true
 		fl.fenceMu.Unlock()
@@ -119,20 +136,15 @@ func (fl *fileLease) Release() {
 // processes can tell a long turn from a dead one, and stops once a renewal
 // finds the lease lost.
 func (fl *fileLease) heartbeat() {
-	defer close(fl.beatDone)
-	t := time.NewTicker(fl.l.staleAfter() / 6)
-	defer t.Stop()
-	for {
-		select {
-		case <-fl.stop:
-			return
-		case <-t.C:
-		}
-		if fl.renew() {
-			return
-		}
+	fl.beatMu.Lock()
+	defer fl.beatMu.Unlock()
+	if fl.stopped || fl.renew() {
+		return
 	}
+	fl.beat.Reset(fl.period())
 }
+
+func (fl *fileLease) period() time.Duration { return fl.l.staleAfter() / 6 }
 
 // renew rewrites the lease with a fresh renewed_at if it is still ours;
 // when it is taken over or gone, it marks the lease lost (the turn then
