@@ -51,11 +51,5 @@ func lock(fl *flock.Flock) error {
 // createFile makes the empty file at path unless it exists, in line with
 // this process's other entry changes in its directory.
 func createFile(path string) error {
-	return inDir(filepath.Dir(path), func() error {
-		f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
-		if err != nil {
-			return err
-		}
-		return f.Close()
-	})
+	return inDir(filepath.Dir(path), func() error { return createEmpty(path, 0) })
 }

@@ -71,18 +71,28 @@ func (s *FileStore) Create(meta Meta) error {
 	if err := ValidateID(meta.ID); err != nil {
 		return err
 	}
-	var f *os.File
-	err := inDir(s.Dir, func() (err error) {
-		f, err = os.OpenFile(s.msgsPath(meta.ID), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		return err
+	// Its lease file too (empty: free), so that its first turn, when 1,000
+	// may start at once, creates no file (see writeLease).
+	err := inDir(s.Dir, func() error {
+		if err := createEmpty(s.msgsPath(meta.ID), os.O_EXCL); err != nil {
+			return err
+		}
+		return createEmpty(LockPath(s.Dir, meta.ID), 0)
 	})
 	if err != nil {
 		return fmt.Errorf("create session %s: %w", meta.ID, err)
 	}
-	if err := f.Close(); err != nil {
+	return s.writeMeta(meta, true)
+}
+
+// createEmpty creates the empty file at path (with flag os.O_EXCL: only if
+// it does not exist).
+func createEmpty(path string, flag int) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|flag, 0o600)
+	if err != nil {
 		return err
 	}
-	return s.writeMeta(meta, true)
+	return f.Close()
 }
 
 // LoadMeta implements Store.
