@@ -115,8 +115,21 @@ var errHeads = errors.New("unusable heads cache")
 // opened (size bytes), and returns the offset it covers; the caller reads
 // on from there. Any mismatch returns errHeads and leaves l as reset left it.
 func (l *noteLog) loadHeads(f *os.File, size int64) (int64, error) {
-	data, err := os.ReadFile(l.headsPath())
-	if err != nil || len(data) < len(headsMagic)+8*8+4 || len(data) > headsMaxSize || !bytes.HasPrefix(data, headsMagic) {
+	data, unmap, err := mapFile(l.headsPath())
+	if err != nil {
+		return 0, errHeads
+	}
+	at, err := l.useHeads(f, size, data, unmap)
+	if err != nil {
+		unmap()
+	}
+	return at, err
+}
+
+// useHeads validates data, the cache's bytes, and makes its records the
+// table; the table owns unmap from then on.
+func (l *noteLog) useHeads(f *os.File, size int64, data []byte, unmap func()) (int64, error) {
+	if len(data) < len(headsMagic)+8*8+4 || !bytes.HasPrefix(data, headsMagic) {
 		return 0, errHeads
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
@@ -155,7 +168,7 @@ func (l *noteLog) loadHeads(f *os.File, size int64) (int64, error) {
 		deletes[i] = deletion{int64(binary.LittleEndian.Uint64(r)), int64(binary.LittleEndian.Uint64(r[8:]))}
 		r = r[16:]
 	}
-	l.notes = withBase(base)
+	l.notes = withBase(base, unmap)
 	l.deletes, l.lastSeq, l.nextID, l.records = deletes, lastSeq, nextID, int(records)
 	l.headsAt, l.resumed = at, at
 	return at, nil

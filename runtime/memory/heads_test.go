@@ -102,7 +102,7 @@ func TestNoteTableOverBase(t *testing.T) {
 		base = binary.LittleEndian.AppendUint64(base, uint64(e.off))
 		base = binary.LittleEndian.AppendUint32(base, uint32(e.n))
 	}
-	over := withBase(base)
+	over := withBase(base, nil)
 	for _, tb := range []*noteTable{&filled, &over} {
 		tb.del(2)                               // a deletion of a cached note
 		tb.put(5, entry{rev: 99, off: 7, n: 3}) // an edit
@@ -128,5 +128,25 @@ func TestNoteTableOverBase(t *testing.T) {
 		if e1 != e2 || ok1 != ok2 || over.rev(id) != filled.rev(id) {
 			t.Errorf("get(%d): over base %v %v, filled %v %v", id, e1, ok1, e2, ok2)
 		}
+	}
+}
+
+// TestHeadsMappingReleased: the mapping of notes.heads a table was built on
+// is released when the log is re-read from scratch and when the memory
+// closes, once each; a table that never had one releases nothing.
+func TestHeadsMappingReleased(t *testing.T) {
+	calls := 0
+	l := noteLog{}
+	l.notes = withBase(make([]byte, headsRecord), func() { calls++ })
+	l.reset(0)
+	if calls != 1 || l.notes.base != nil {
+		t.Fatalf("after reset: %d releases, base %v", calls, l.notes.base)
+	}
+	l.reset(0) // the fresh table has nothing to release
+	l.notes = withBase(make([]byte, headsRecord), func() { calls++ })
+	l.notes.release()
+	l.notes.release()
+	if calls != 2 {
+		t.Fatalf("releases: %d, want 2", calls)
 	}
 }

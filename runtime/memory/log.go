@@ -72,6 +72,7 @@ type noteLog struct {
 // reset forgets everything before (re)reading a file of size bytes; the
 // map is sized for notes of ~300 bytes, so it rarely grows.
 func (l *noteLog) reset(size int64) {
+	l.notes.release()
 	l.notes = newNoteTable(int(size / 300))
 	l.deletes = nil
 	l.lastSeq, l.nextID, l.records = 0, 1, 0

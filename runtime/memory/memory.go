@@ -154,6 +154,7 @@ func (m *Memory) closeLocked() {
 		return
 	}
 	m.closed = true
+	m.log.notes.release()
 	m.log.file.close()
 	m.vec.file.close()
 	_ = m.lock.Close()

@@ -17,6 +17,8 @@ type noteTable struct {
 	dense  []entry         // by id; n == 0: no live note
 	sparse map[int64]entry // by id; n < 0: deleted (over base)
 	base   []byte          // from notes.heads: id, rev, off, n per record
+	unmap  func()          // releases base (a mapping of notes.heads)
+	hint   int             // dense's capacity when the first note is put
 	live   int
 }
 
@@ -25,12 +27,24 @@ const (
 	headsRecord = 28
 )
 
-func newNoteTable(hint int) noteTable { return noteTable{dense: make([]entry, 0, hint)} }
+// newNoteTable is an empty table whose slice is sized for hint notes once
+// the first is put: a start from notes.heads replaces the table unused,
+// and allocating it up front (~3 MB at 100,000 notes) would cost that
+// start a garbage collection.
+func newNoteTable(hint int) noteTable { return noteTable{hint: hint} }
 
 // withBase is a table holding exactly the records in base (validated by
-// the caller: ascending ids, n > 0).
-func withBase(base []byte) noteTable {
-	return noteTable{base: base, live: len(base) / headsRecord}
+// the caller: ascending ids, n > 0); release calls unmap.
+func withBase(base []byte, unmap func()) noteTable {
+	return noteTable{base: base, unmap: unmap, live: len(base) / headsRecord}
+}
+
+// release gives base back; the table must not be used after.
+func (t *noteTable) release() {
+	if t.unmap != nil {
+		t.unmap()
+		t.unmap, t.base = nil, nil
+	}
 }
 
 func baseRecord(b []byte, i int) (int64, entry) {
@@ -83,6 +97,9 @@ func (t *noteTable) put(id int64, e entry) {
 		}
 		t.sparse[id] = e
 		return
+	}
+	if t.dense == nil && t.hint > 0 {
+		t.dense = make([]entry, 0, t.hint)
 	}
 	if id >= int64(len(t.dense)) {
 		if id < int64(cap(t.dense)) {
