@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/openheim/openheim/protocol/acp"
@@ -105,7 +104,7 @@ func acpAgentsRun(ctx context.Context, opts *ACPAgentsOptions) error {
 }
 
 func printACPAgents(ios *IOStreams, rows []acpAgentJSON) error {
-	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+	tw := newTable(ios.Out)
 	fmt.Fprintln(tw, "NAME\tCOMMAND\tAGENT\tAUTH")
 	for _, r := range rows {
 		agent, auth := "", ""

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
@@ -187,7 +186,7 @@ func listAgentSessions(ctx context.Context, opts *ACPSessionsOptions, s *Session
 		fmt.Fprintf(opts.IO.ErrOut, "%s lists no sessions\n", opts.Agent)
 		return nil
 	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
+	tw := newTable(opts.IO.Out)
 	fmt.Fprintln(tw, "SESSION\tUPDATED\tOPENHEIM\tCWD\tTITLE")
 	for _, row := range rows {
 		oh := "-"

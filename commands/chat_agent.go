@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/openheim/openheim/protocol/acp/host"
 )
@@ -79,7 +78,7 @@ func agentMode(ctx context.Context, c *chat, arg string) error {
 		fmt.Fprintf(c.out, "%s offers no modes\n", c.agent)
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	tw := newTable(c.out)
 	for _, m := range md.Modes {
 		fmt.Fprintf(tw, "%s%s\t%s\n", c.mark(m.ID == md.CurrentModeID), m.ID, oneLine(m.Description, 70))
 	}
@@ -123,7 +122,7 @@ func agentModel(ctx context.Context, c *chat, arg string) error {
 		fmt.Fprintf(c.out, "%s offers no model selector\n", c.agent)
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	tw := newTable(c.out)
 	for _, ch := range choices {
 		fmt.Fprintf(tw, "%s%s\t%s\n", c.mark(ch.Value == current), ch.Value, oneLine(ch.Description, 70))
 	}
@@ -157,7 +156,7 @@ func cmdConfig(ctx context.Context, c *chat, arg string) error {
 		fmt.Fprintf(c.out, "%s offers no config options\n", c.agent)
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	tw := newTable(c.out)
 	for _, o := range md.ConfigOptions {
 		var vals []string
 		for _, ch := range o.Choices {
@@ -182,7 +181,7 @@ func (c *chat) agentCommands(ctx context.Context) {
 		return
 	}
 	fmt.Fprintf(c.out, "%s's commands (sent to it as a prompt; //name for one a command above shadows):\n", c.agent)
-	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	tw := newTable(c.out)
 	for _, cmd := range md.Commands {
 		args := ""
 		if cmd.Hint != "" {

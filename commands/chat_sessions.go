@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/openheim/openheim/runtime/message"
@@ -28,7 +27,7 @@ func cmdSessions(ctx context.Context, c *chat, _ string) error {
 	}
 	c.lastSessions = list
 	now := time.Now()
-	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	tw := newTable(c.out)
 	for i, m := range list {
 		mark := " "
 		if m.ID == c.sessionID {

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/openheim/openheim/runtime/memory"
 )
@@ -125,7 +124,7 @@ func editDistance(a, b string) int {
 }
 
 func cmdHelp(ctx context.Context, c *chat, _ string) error {
-	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	tw := newTable(c.out)
 	for _, sc := range slashCommands {
 		fmt.Fprintf(tw, "  /%s %s\t%s\n", sc.name, sc.args, sc.help)
 	}
@@ -262,7 +261,7 @@ func cmdTools(_ context.Context, c *chat, _ string) error {
 	}
 	list := reg.Tools()
 	sort.Slice(list, func(i, j int) bool { return list[i].Spec().Name < list[j].Spec().Name })
-	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	tw := newTable(c.out)
 	for _, t := range list {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Spec().Name, t.Kind(), oneLine(firstSentence(t.Spec().Description), 70))
 	}
@@ -274,7 +273,7 @@ func cmdMCP(_ context.Context, c *chat, _ string) error {
 		fmt.Fprintln(c.out, "no MCP servers configured ('openheim mcp add' adds one)")
 		return nil
 	}
-	tw := tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+	tw := newTable(c.out)
 	for _, st := range c.servers.Status() {
 		state := c.style.OK("connected")
 		switch {

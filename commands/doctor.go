@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/mcp"
@@ -187,7 +186,7 @@ func printChecks(opts *DoctorOptions, checks []check) error {
 		return nil
 	}
 	marks := map[string]string{checkOK: "✓", checkWarn: "!", checkFail: "✗", checkSkip: "-"}
-	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+	tw := newTable(ios.Out)
 	counts := map[string]int{}
 	for _, c := range checks {
 		counts[c.Status]++

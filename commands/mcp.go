@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/mcp"
@@ -134,7 +133,7 @@ func mcpListRun(ctx context.Context, opts *MCPListOptions) error {
 }
 
 func printMCPStatus(ios *IOStreams, status []mcp.Status) {
-	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+	tw := newTable(ios.Out)
 	fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATUS\tTOOLS\tTARGET")
 	for _, s := range status {
 		state := "connected"

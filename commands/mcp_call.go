@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/runtime/config"
@@ -226,7 +225,7 @@ func printTools(ios *IOStreams, out jsonOutput, ts []tools.Tool) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+	tw := newTable(ios.Out)
 	fmt.Fprintln(tw, "NAME\tKIND\tDESCRIPTION")
 	for _, t := range reg.Tools() {
 		s := t.Spec()

@@ -1,11 +1,14 @@
 package commands
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"text/tabwriter"
 
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v3"
@@ -80,4 +83,26 @@ func (o jsonOutput) sayMissed(ios *IOStreams, obj []byte) {
 		fmt.Fprintf(ios.ErrOut, "openheim: warning: --select %s matches nothing (an empty line is printed); the fields are: %s\n",
 			o.Select, strings.Join(keys, ", "))
 	})
+}
+
+// table aligns columns as text/tabwriter does, through a buffer: the
+// tabwriter writes every cell with a Write of its own, which on an
+// unbuffered stdout is a system call per cell (over 600 for the 50 rows of
+// `sessions ls`). Flush writes the table out.
+type table struct {
+	*tabwriter.Writer
+	buf *bufio.Writer
+}
+
+func newTable(w io.Writer) *table {
+	buf := bufio.NewWriterSize(w, 16<<10)
+	return &table{Writer: tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0), buf: buf}
+}
+
+// Flush aligns what was written and writes it to the output.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	return t.buf.Flush()
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/openheim/openheim/commands/tui"
@@ -90,7 +89,7 @@ func sessionsLsRun(_ context.Context, opts *SessionsLsOptions) error {
 		fmt.Fprintln(opts.IO.ErrOut, "No sessions yet. Start one with: openheim prompt \"...\"")
 		return nil
 	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
+	tw := newTable(opts.IO.Out)
 	fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tAGENT\tMODEL\tTITLE")
 	for _, s := range list {
 		agent, model := agentOf(s), s.Model
@@ -246,7 +245,7 @@ func sessionsSearchRun(_ context.Context, opts *SessionsSearchOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "No session mentions %q.\n", opts.Query)
 		return nil
 	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 0, 2, ' ', 0)
+	tw := newTable(opts.IO.Out)
 	fmt.Fprintln(tw, "ID\tUPDATED\tTITLE\tMATCH")
 	for _, h := range hits {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Session.ID[:8], ago(h.Session.UpdatedAt, time.Now()), oneLine(h.Session.Title, 40), oneLine(h.Snippet, 100))
