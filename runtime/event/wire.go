@@ -34,6 +34,33 @@ type wireEvent struct {
 	Child     *ChildSession     `json:",omitempty"`
 }
 
+// wireOut is wireEvent as encoded: Content is a *message.Block, or for a
+// plain text block a *wireText, which encodes to the same JSON without
+// the block's MarshalJSON (two allocations an event, on the hot path of a
+// streaming reply).
+type wireOut struct {
+	SessionID string
+	Kind      Kind
+	Content   any               `json:",omitempty"`
+	Summary   bool              `json:",omitempty"`
+	Tool      *ToolCallInfo     `json:",omitempty"`
+	Usage     *ContextUsage     `json:",omitempty"`
+	Info      *SessionInfo      `json:",omitempty"`
+	Server    *MCPServerStatus  `json:",omitempty"`
+	Plan      []PlanEntry       `json:",omitempty"`
+	Count     int               `json:",omitempty"`
+	End       *wireEnd          `json:",omitempty"`
+	Messages  []message.Message `json:",omitempty"`
+	Index     int               `json:",omitempty"`
+	Retry     *RetryInfo        `json:",omitempty"`
+	Child     *ChildSession     `json:",omitempty"`
+}
+
+type wireText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
 type wireEnd struct {
 	StopReason StopReason
 	Usage      message.Usage
@@ -42,10 +69,20 @@ type wireEnd struct {
 	Err        string `json:",omitempty"`
 }
 
-func (w *wireEvent) set(e *Event) {
-	*w = wireEvent{SessionID: e.SessionID, Kind: e.Kind, Content: e.Content, Summary: e.Summary, Tool: e.Tool,
+// set makes w e's wire form; text is where a plain text block's form is
+// kept.
+func (w *wireOut) set(e *Event, text *wireText) {
+	*w = wireOut{SessionID: e.SessionID, Kind: e.Kind, Summary: e.Summary, Tool: e.Tool,
 		Usage: e.Usage, Info: e.Info, Server: e.Server, Plan: e.Plan, Count: e.Count, Messages: e.Messages,
 		Index: e.Index, Retry: e.Retry, Child: e.Child}
+	if c := e.Content; c != nil {
+		if c.Type == message.TypeText && c.Signature == nil && c.FileID == "" {
+			*text = wireText{Type: c.Type, Text: c.Text}
+			w.Content = text
+		} else {
+			w.Content = c
+		}
+	}
 	if e.End != nil {
 		w.End = &wireEnd{StopReason: e.End.StopReason, Usage: e.End.Usage, Iterations: e.End.Iterations, Duration: e.End.Duration}
 		if e.End.Err != nil {
@@ -73,8 +110,9 @@ func (w *wireEvent) event() Event {
 
 // MarshalWire encodes e for another process.
 func MarshalWire(e Event) ([]byte, error) {
-	var w wireEvent
-	w.set(&e)
+	var w wireOut
+	var text wireText
+	w.set(&e, &text)
 	return json.Marshal(&w)
 }
 
@@ -124,8 +162,9 @@ type WireBatch struct {
 	buf bytes.Buffer // the message being built, without its closing ']'
 	n   int          // events in it
 	one bytes.Buffer // the event being added
-	enc *json.Encoder
-	w   wireEvent
+	enc  *json.Encoder
+	w    wireOut
+	text wireText
 }
 
 // Add appends e's wire form to the message being built. When e would take
@@ -136,9 +175,9 @@ func (b *WireBatch) Add(e *Event, send func([]byte)) error {
 		b.enc = json.NewEncoder(&b.one)
 	}
 	b.one.Reset()
-	b.w.set(e)
+	b.w.set(e, &b.text)
 	err := b.enc.Encode(&b.w)
-	b.w = wireEvent{} // keep no reference to the event's content
+	b.w, b.text = wireOut{}, wireText{} // keep no reference to the event's content
 	if err != nil {
 		return err
 	}

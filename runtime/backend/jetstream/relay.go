@@ -82,19 +82,22 @@ func (r *Relay) Publish(evs []event.Event) {
 		}
 		if err := b.Add(ev, send); err != nil {
 			r.b.warn("relay: encoding a " + string(ev.Kind) + " event: " + err.Error())
-			stand := standIn(ev)
-			b.Add(&stand, send)
+			stand := standIn(ev, b.Max)
+			if err := b.Add(&stand, send); err != nil {
+				r.b.warn("relay: encoding a stand-in: " + err.Error())
+			}
 		}
 	}
 	b.Flush(send)
 }
 
-// standIn replaces an event that cannot be sent.
-func standIn(ev *event.Event) event.Event {
+// standIn replaces an event that cannot be sent in a message of max
+// bytes.
+func standIn(ev *event.Event, max int) event.Event {
 	if ev.Kind == event.TurnEnd && ev.End != nil {
 		end := *ev.End
 		if end.Err != nil {
-			end.Err = errors.New(cut(end.Err.Error(), 4<<10))
+			end.Err = errors.New(cut(end.Err.Error(), min(4<<10, max/4)))
 		}
 		return event.Event{SessionID: ev.SessionID, Kind: event.TurnEnd, End: &end}
 	}
