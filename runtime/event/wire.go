@@ -159,9 +159,9 @@ type WireBatch struct {
 	// Max bounds a message in bytes (0: no bound).
 	Max int
 
-	buf bytes.Buffer // the message being built, without its closing ']'
-	n   int          // events in it
-	one bytes.Buffer // the event being added
+	buf  bytes.Buffer // the message being built, without its closing ']'
+	n    int          // events in it
+	one  bytes.Buffer // the event being added
 	enc  *json.Encoder
 	w    wireOut
 	text wireText
