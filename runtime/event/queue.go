@@ -75,6 +75,31 @@ func (q *Queue) MergeFrom(n int) {
 func (q *Queue) Emit(e Event) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.emitLocked(e)
+	q.startLocked()
+}
+
+// EmitBatch enqueues evs, in order, as Emit would each, in one step: the
+// delivery that follows takes them together (a relay hands over what
+// another process delivered at once).
+func (q *Queue) EmitBatch(evs []Event) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := range evs {
+		q.emitLocked(evs[i])
+	}
+	q.startLocked()
+}
+
+// startLocked starts the delivering goroutine if events wait for it.
+func (q *Queue) startLocked() {
+	if !q.running && len(q.buf) > 0 {
+		q.running = true
+		go q.run()
+	}
+}
+
+func (q *Queue) emitLocked(e Event) {
 	if q.closed {
 		return
 	}
@@ -96,10 +121,6 @@ func (q *Queue) Emit(e Event) {
 	}
 	q.buf = append(q.buf, e)
 	q.queued++
-	if !q.running {
-		q.running = true
-		go q.run()
-	}
 }
 
 func (*Queue) concurrentSafe() {}

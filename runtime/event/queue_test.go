@@ -288,3 +288,41 @@ func TestQueueIdleHoldsNoGoroutine(t *testing.T) {
 		t.Errorf("delivered %d events, want 100", n)
 	}
 }
+
+// batchSink records the batches it is handed.
+type batchSink struct {
+	mu      sync.Mutex
+	batches [][]Event
+}
+
+func (s *batchSink) Emit(e Event) { s.EmitBatch([]Event{e}) }
+
+func (s *batchSink) EmitBatch(evs []Event) {
+	s.mu.Lock()
+	s.batches = append(s.batches, append([]Event(nil), evs...))
+	s.mu.Unlock()
+}
+
+// TestQueueEmitBatch: events handed over together are delivered together,
+// in order, bounded as one Emit each would be (drops reported).
+func TestQueueEmitBatch(t *testing.T) {
+	sink := &batchSink{}
+	q := NewQueue(sink, 4)
+	var in []Event
+	for i := range 6 {
+		in = append(in, Event{SessionID: "s", Kind: Plan, Count: i})
+	}
+	in = append(in, Event{SessionID: "s", Kind: TurnEnd, End: &End{}})
+	q.EmitBatch(in)
+	q.Close()
+	if len(sink.batches) != 1 {
+		t.Fatalf("%d deliveries, want 1", len(sink.batches))
+	}
+	var got []string
+	for _, e := range sink.batches[0] {
+		got = append(got, fmt.Sprintf("%s:%d", e.Kind, e.Count))
+	}
+	if s := strings.Join(got, ","); s != "plan:0,plan:1,plan:2,plan:3,dropped:2,turn_end:0" {
+		t.Fatalf("delivered %s", s)
+	}
+}

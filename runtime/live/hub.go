@@ -148,10 +148,10 @@ func (h *Hub) Unsubscribe(id string, s event.Sink) {
 // none), here and on the other replicas. A turn's own events reach it
 // through the sink Run gives the turn.
 func (h *Hub) Publish(ev event.Event, skip event.Sink) {
-	h.publishHere(ev, skip)
 	if h.relay != nil {
-		h.relay.Publish(ev)
+		h.relay.Publish([]event.Event{ev})
 	}
+	h.publishHere(ev, skip)
 }
 
 // publishHere sends ev to this process's subscribers but skip.
@@ -187,7 +187,7 @@ func (h *Hub) Run(id string, input []message.Block, run RunFunc) (<-chan Outcome
 	out := make(chan Outcome, 1)
 	go func() {
 		defer h.wg.Done() // Stop returns once the outcome is handed on
-		queue := h.newQueue(fanout{h.Publish})
+		queue := h.newQueue(fanout{h: h, relay: true})
 		end, err := run(ctx, queue)
 		queue.Close()
 		h.end(id, t, end, err)
@@ -328,21 +328,28 @@ func (h *Hub) IsRunningHere(id string) bool {
 // queued. When that is CoalesceAt events or more, the watchers are behind
 // (a busy server) and runs of text chunks are merged (event.Coalesce), so
 // they catch up in a few larger updates, each encoded and framed once,
-// rather than one per token; a short batch passes as it came.
+// rather than one per token; a short batch passes as it came. A turn's
+// delivery goes to the other replicas first, as one handover (the relay
+// sends it as one message), then to the watchers here; a watch's (relay:
+// false) only here.
 type fanout struct {
-	publish func(event.Event, event.Sink)
+	h     *Hub
+	relay bool
 }
 
 // CoalesceAt is the queued events from which a delivery merges text runs.
 const CoalesceAt = 16
 
-func (f fanout) Emit(ev event.Event) { f.publish(ev, nil) }
+func (f fanout) Emit(ev event.Event) { f.EmitBatch([]event.Event{ev}) }
 
 func (f fanout) EmitBatch(evs []event.Event) {
 	if len(evs) >= CoalesceAt {
 		evs = event.Coalesce(evs)
 	}
+	if f.relay && f.h.relay != nil {
+		f.h.relay.Publish(evs)
+	}
 	for _, ev := range evs {
-		f.publish(ev, nil)
+		f.h.publishHere(ev, nil)
 	}
 }

@@ -22,12 +22,15 @@ func (e *ReplicaLostError) Error() string {
 // cluster, whose sessions' leases say which replica runs which turn. A
 // hub without one serves this process only.
 type Relay interface {
-	// Publish hands an event of a turn running here to the replicas
-	// watching its session.
-	Publish(ev event.Event)
+	// Publish hands events of a turn running here, in order, to the
+	// replicas watching its session: a delivery of the turn's queue at
+	// once (what was queued while the last one ran), which they receive
+	// together. It must not keep evs.
+	Publish(evs []event.Event)
 	// Watch delivers, in order, session id's events published by other
-	// replicas until stop is called; deliver must not block.
-	Watch(id string, deliver func(event.Event)) (stop func())
+	// replicas until stop is called, several at once when they came
+	// together; deliver must not block and must not keep the slice.
+	Watch(id string, deliver func([]event.Event)) (stop func())
 	// Elsewhere names the other replica holding session id's lease: it is
 	// running a turn of the session.
 	Elsewhere(id string) (replica string, ok bool)
@@ -57,8 +60,8 @@ func (h *Hub) watchLocked(id string) {
 	if h.relay == nil || h.watches[id] != nil {
 		return
 	}
-	q := h.newQueue(fanout{h.publishHere})
-	h.watches[id] = &watch{queue: q, stop: h.relay.Watch(id, q.Emit)}
+	q := h.newQueue(fanout{h: h})
+	h.watches[id] = &watch{queue: q, stop: h.relay.Watch(id, q.EmitBatch)}
 }
 
 // unwatchLocked stops it once nobody here watches the session; h.mu is

@@ -153,8 +153,10 @@ func (o *Options) fill() error {
 }
 
 func connect(o Options) (*nats.Conn, error) {
+	// NoEcho: the relay's watchers here must not get back the events this
+	// replica publishes (nothing else subscribes to what it publishes).
 	opts := []nats.Option{nats.Name("openheim " + o.Replica), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond), nats.Timeout(opTimeout)}
+		nats.ReconnectWait(250 * time.Millisecond), nats.Timeout(opTimeout), nats.NoEcho()}
 	if o.Credentials != "" {
 		opts = append(opts, nats.UserCredentials(o.Credentials))
 	}

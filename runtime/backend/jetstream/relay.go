@@ -3,6 +3,8 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,15 +29,13 @@ type Relay struct {
 
 	// The leases of the sessions watched here (watchLease).
 	lmu      sync.Mutex
-	lwatch   map[string]map[*int]func(event.Event)
+	lwatch   map[string]map[*int]func([]event.Event)
 	holders  map[string]holder
 	lstarted bool
 	lready   bool
 }
 
 var _ live.Relay = (*Relay)(nil)
-
-const hFrom = "Oh-From" // the replica that published an event
 
 // Relay returns the backend's relay (one per backend).
 func (b *Backend) Relay() *Relay {
@@ -53,33 +53,79 @@ func (r *Relay) repSubject(replica, what string) string {
 	return r.b.opts.Prefix + ".rep." + kvKey(replica) + "." + what
 }
 
-// Publish implements live.Relay. An event that cannot be encoded or sent
-// is dropped with a warning: the turn never waits on other replicas.
-func (r *Relay) Publish(ev event.Event) {
-	data, err := event.MarshalWire(ev)
-	if err != nil {
-		r.b.warn("relay: encoding an event: " + err.Error())
-		return
+// batches hold the encoders of Publish, reused across turns.
+var batches = sync.Pool{New: func() any { return new(event.WireBatch) }}
+
+// Publish implements live.Relay: evs go as one message (a batch, see
+// event.WireBatch), or as several when they would be larger than the
+// server's max_payload. The connection does not echo: this replica's own
+// watchers never get back what it published (they had it from the hub).
+// An event that cannot be encoded, or is larger than a message may be on
+// its own, is replaced by a Dropped notice (a TurnEnd by one with its
+// error cut short), so the watchers elsewhere learn of the loss: a turn
+// never waits on other replicas.
+func (r *Relay) Publish(evs []event.Event) {
+	b := batches.Get().(*event.WireBatch)
+	defer batches.Put(b)
+	b.Max = int(r.b.nc.MaxPayload())
+	subject := ""
+	send := func(data []byte) {
+		if err := r.b.nc.Publish(subject, data); err != nil {
+			r.b.warn("relay: publishing events: " + err.Error())
+		}
 	}
-	m := &nats.Msg{Subject: r.evSubject(ev.SessionID), Data: data, Header: nats.Header{hFrom: []string{r.me}}}
-	if err := r.b.nc.PublishMsg(m); err != nil {
-		r.b.warn("relay: publishing an event: " + err.Error())
+	for i := range evs {
+		ev := &evs[i]
+		if s := r.evSubject(ev.SessionID); s != subject { // one session's, in practice
+			b.Flush(send)
+			subject = s
+		}
+		if err := b.Add(ev, send); err != nil {
+			r.b.warn("relay: encoding a " + string(ev.Kind) + " event: " + err.Error())
+			stand := standIn(ev, b.Max)
+			if err := b.Add(&stand, send); err != nil {
+				r.b.warn("relay: encoding a stand-in: " + err.Error())
+			}
+		}
 	}
+	b.Flush(send)
+}
+
+// standIn replaces an event that cannot be sent in a message of max
+// bytes.
+func standIn(ev *event.Event, max int) event.Event {
+	if ev.Kind == event.TurnEnd && ev.End != nil {
+		end := *ev.End
+		if end.Err != nil {
+			end.Err = errors.New(cut(end.Err.Error(), min(4<<10, max/4)))
+		}
+		return event.Event{SessionID: ev.SessionID, Kind: event.TurnEnd, End: &end}
+	}
+	return event.Event{SessionID: ev.SessionID, Kind: event.Dropped, Count: 1}
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // Watch implements live.Relay: deliver is called on the subscription's
-// own goroutine, one event at a time, in the order they were published.
-func (r *Relay) Watch(id string, deliver func(event.Event)) (stop func()) {
+// own goroutine with each message's events, in the order they were
+// published.
+func (r *Relay) Watch(id string, deliver func([]event.Event)) (stop func()) {
+	var evs []event.Event // reused: deliver does not keep it
 	sub, err := r.b.nc.Subscribe(r.evSubject(id), func(m *nats.Msg) {
-		if m.Header.Get(hFrom) == r.me {
-			return
-		}
-		ev, err := event.UnmarshalWire(m.Data)
+		var err error
+		evs, err = event.UnmarshalWireBatch(evs[:0], m.Data)
 		if err != nil {
-			r.b.warn("relay: decoding an event: " + err.Error())
-			return
+			r.b.warn("relay: decoding events: " + err.Error())
 		}
-		deliver(ev)
+		if len(evs) > 0 {
+			deliver(evs)
+		}
+		clear(evs) // drop references to delivered content
 	})
 	if err != nil {
 		r.b.warn("relay: watching session " + id + ": " + err.Error())
@@ -100,15 +146,15 @@ func (r *Relay) Watch(id string, deliver func(event.Event)) (stop func()) {
 // it. What it stored is kept; the step it was in is cut short, as after a
 // crash on one host, and the next turn (on any replica) continues. One
 // watch of the whole leases bucket serves every watched session.
-func (r *Relay) watchLease(id string, deliver func(event.Event)) (stop func()) {
+func (r *Relay) watchLease(id string, deliver func([]event.Event)) (stop func()) {
 	key := new(int)
 	r.lmu.Lock()
 	if r.lwatch == nil {
-		r.lwatch = map[string]map[*int]func(event.Event){}
+		r.lwatch = map[string]map[*int]func([]event.Event){}
 		r.holders = map[string]holder{}
 	}
 	if r.lwatch[id] == nil {
-		r.lwatch[id] = map[*int]func(event.Event){}
+		r.lwatch[id] = map[*int]func([]event.Event){}
 	}
 	r.lwatch[id][key] = deliver
 	start := !r.lstarted
@@ -162,7 +208,7 @@ func (r *Relay) leaseChanged(e jetstream.KeyValueEntry) {
 	id := e.Key()
 	r.lmu.Lock()
 	last := r.holders[id]
-	var delivers []func(event.Event)
+	var delivers []func([]event.Event)
 	switch e.Operation() {
 	case jetstream.KeyValuePut:
 		var h holder
@@ -180,8 +226,8 @@ func (r *Relay) leaseChanged(e jetstream.KeyValueEntry) {
 	}
 	r.lmu.Unlock()
 	for _, d := range delivers {
-		d(event.Event{SessionID: id, Kind: event.TurnEnd, End: &event.End{StopReason: event.StopEndTurn,
-			Err: &live.ReplicaLostError{Replica: last.Replica}}})
+		d([]event.Event{{SessionID: id, Kind: event.TurnEnd, End: &event.End{StopReason: event.StopEndTurn,
+			Err: &live.ReplicaLostError{Replica: last.Replica}}}})
 	}
 }
 
