@@ -198,12 +198,13 @@ func (b *Backend) inlineMax() int {
 	return int(min(b.nc.MaxPayload()/2, 512<<10))
 }
 
-// read returns session id's history up to the entry at seq (0: all),
-// calling visit with each entry's headers when set.
-func (b *Backend) read(id string, upTo uint64, visit func(nats.Header)) ([]message.Message, error) {
+// read returns session id's history up to the entry at seq (0: all), of
+// count messages (-1: not known), calling visit with each entry's headers
+// when set.
+func (b *Backend) read(id string, upTo uint64, count int, visit func(nats.Header)) ([]message.Message, error) {
 	deadline := time.Now().Add(4 * opTimeout)
 	for {
-		msgs, err := b.readOnce(id, upTo, visit)
+		msgs, err := b.readOnce(id, upTo, count, visit)
 		if err == nil || !retryable(err) || time.Now().After(deadline) {
 			return msgs, err
 		}
@@ -211,16 +212,56 @@ func (b *Backend) read(id string, upTo uint64, visit func(nats.Header)) ([]messa
 	}
 }
 
-func (b *Backend) readOnce(id string, upTo uint64, visit func(nats.Header)) ([]message.Message, error) {
+// shortHistory is the most messages read entry by entry from the stream's
+// leader rather than through a consumer: creating and deleting one are
+// requests to the meta leader, which every turn of a busy server would
+// queue on (1,000 first turns at once waited seconds).
+const shortHistory = 64
+
+func (b *Backend) readOnce(id string, upTo uint64, count int, visit func(nats.Header)) ([]message.Message, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*opTimeout)
 	defer cancel()
 	if upTo == 0 {
 		t, err := b.tip(ctx, id)
-		if err != nil || t.seq == 0 {
-			return []message.Message{}, err
+		if err != nil || t.seq == 0 || t.next == 0 {
+			return []message.Message{}, err // no message stored (lease marks at most)
 		}
-		upTo = t.seq
+		upTo, count = t.seq, t.next
 	}
+	if count >= 0 && count <= shortHistory {
+		return b.readByGet(ctx, id, upTo, visit)
+	}
+	return b.readByConsumer(ctx, id, upTo, visit)
+}
+
+// readByGet reads the history entry by entry: each the subject's next
+// message, from the stream's leader.
+func (b *Backend) readByGet(ctx context.Context, id string, upTo uint64, visit func(nats.Header)) ([]message.Message, error) {
+	out := []message.Message{}
+	for seq := uint64(1); seq <= upTo; {
+		m, err := again(func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+			return b.msgs.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(b.subject(id)))
+		})
+		if errors.Is(err, jetstream.ErrMsgNotFound) || (err == nil && m.Sequence > upTo) {
+			return nil, fmt.Errorf("session %s: history ends before sequence %d", id, upTo)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if visit != nil {
+			visit(m.Header)
+		}
+		if out, err = b.decode(ctx, out, m.Header, m.Data); err != nil {
+			return nil, err
+		}
+		seq = m.Sequence + 1
+	}
+	return out, nil
+}
+
+// readByConsumer reads the history through an ordered consumer, in
+// batches.
+func (b *Backend) readByConsumer(ctx context.Context, id string, upTo uint64, visit func(nats.Header)) ([]message.Message, error) {
 	cons, err := again(func(ctx context.Context) (jetstream.Consumer, error) {
 		return b.js.OrderedConsumer(ctx, b.name("msgs"), jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{b.subject(id)}, InactiveThreshold: 5 * time.Second})

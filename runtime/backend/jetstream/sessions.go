@@ -96,10 +96,15 @@ func (s *sessionStore) Load(id string) (*session.Conversation, error) {
 		return nil, err
 	}
 	var upTo uint64
+	count := -1
 	if l := s.b.leaser.holding(id); l != nil {
-		upTo = l.tipNow().seq
+		at := l.tipNow()
+		if at.next == 0 { // nothing stored before our lease mark
+			return &session.Conversation{Meta: *meta, Messages: []message.Message{}}, nil
+		}
+		upTo, count = at.seq, at.next
 	}
-	msgs, err := s.b.read(id, upTo, nil)
+	msgs, err := s.b.read(id, upTo, count, nil)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
@@ -265,7 +270,7 @@ func (s *sessionStore) MessageCount(id string) (int, error) {
 
 // LoadMessage implements session.Source.
 func (s *sessionStore) LoadMessage(id string, n int) (message.Message, error) {
-	msgs, err := s.b.read(id, 0, nil)
+	msgs, err := s.b.read(id, 0, -1, nil)
 	if err != nil {
 		return message.Message{}, err
 	}
@@ -310,7 +315,7 @@ func (s *sessionStore) Purge(id string) error {
 		return err
 	}
 	var blobs []string
-	if _, err := s.b.read(id, 0, func(h nats.Header) {
+	if _, err := s.b.read(id, 0, -1, func(h nats.Header) {
 		if name := h.Get(hBlob); name != "" {
 			blobs = append(blobs, name)
 		}
