@@ -71,9 +71,9 @@ type Locker struct {
 }
 
 type lease struct {
-	PID        int       `json:"pid"`
-	Host       string    `json:"host"`
-	AcquiredAt time.Time `json:"acquired_at"`
+	PID        int       `json:"pid,omitempty"` // these three are empty only in a released lease
+	Host       string    `json:"host,omitempty"`
+	AcquiredAt time.Time `json:"acquired_at,omitzero"`
 	// RenewedAt is the holder's last heartbeat: a running turn rewrites it
 	// every Stale/6, so only a dead or hung holder's lease grows old.
 	RenewedAt time.Time `json:"renewed_at,omitzero"`
