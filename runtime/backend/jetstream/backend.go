@@ -156,7 +156,8 @@ func connect(o Options) (*nats.Conn, error) {
 	// NoEcho: the relay's watchers here must not get back the events this
 	// replica publishes (nothing else subscribes to what it publishes).
 	opts := []nats.Option{nats.Name("openheim " + o.Replica), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond), nats.Timeout(opTimeout), nats.NoEcho()}
+		nats.ReconnectWait(250 * time.Millisecond), nats.Timeout(opTimeout), nats.NoEcho(),
+		nats.ErrorHandler(asyncErrors(o.Warn))}
 	if o.Credentials != "" {
 		opts = append(opts, nats.UserCredentials(o.Credentials))
 	}
@@ -174,6 +175,24 @@ func connect(o Options) (*nats.Conn, error) {
 		return nil, fmt.Errorf("cluster: connecting to %s: %w", redactURL(o.URL), err)
 	}
 	return nc, nil
+}
+
+// asyncErrors is the connection's handler of errors no call returns: they
+// go to warn (the process's redacting log), never straight to stderr as
+// nats.go's default handler writes them. A watch whose consumer went away
+// (a server restarted, an idle read's consumer removed) is recreated by
+// the library: that is not worth a word.
+func asyncErrors(warn func(string)) nats.ErrHandler {
+	return func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		if warn == nil || errors.Is(err, nats.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return
+		}
+		if sub != nil {
+			warn(fmt.Sprintf("cluster: %v (subscription %s)", err, sub.Subject))
+			return
+		}
+		warn("cluster: " + err.Error())
+	}
 }
 
 // redactURL drops credentials from server URLs before they are shown.
