@@ -34,26 +34,14 @@ type wireEvent struct {
 	Child     *ChildSession     `json:",omitempty"`
 }
 
-// wireOut is wireEvent as encoded: Content is a *message.Block, or for a
-// plain text block a *wireText, which encodes to the same JSON without
-// the block's MarshalJSON (two allocations an event, on the hot path of a
-// streaming reply).
+// wireOut is wireEvent as encoded: its Content (which shadows the
+// embedded one for encoding/json) is a *message.Block, or for a plain text
+// block a *wireText, which encodes to the same JSON without the block's
+// MarshalJSON (two allocations an event, on the hot path of a streaming
+// reply).
 type wireOut struct {
-	SessionID string
-	Kind      Kind
-	Content   any               `json:",omitempty"`
-	Summary   bool              `json:",omitempty"`
-	Tool      *ToolCallInfo     `json:",omitempty"`
-	Usage     *ContextUsage     `json:",omitempty"`
-	Info      *SessionInfo      `json:",omitempty"`
-	Server    *MCPServerStatus  `json:",omitempty"`
-	Plan      []PlanEntry       `json:",omitempty"`
-	Count     int               `json:",omitempty"`
-	End       *wireEnd          `json:",omitempty"`
-	Messages  []message.Message `json:",omitempty"`
-	Index     int               `json:",omitempty"`
-	Retry     *RetryInfo        `json:",omitempty"`
-	Child     *ChildSession     `json:",omitempty"`
+	wireEvent
+	Content any `json:",omitempty"`
 }
 
 type wireText struct {
@@ -72,9 +60,9 @@ type wireEnd struct {
 // set makes w e's wire form; text is where a plain text block's form is
 // kept.
 func (w *wireOut) set(e *Event, text *wireText) {
-	*w = wireOut{SessionID: e.SessionID, Kind: e.Kind, Summary: e.Summary, Tool: e.Tool,
+	*w = wireOut{wireEvent: wireEvent{SessionID: e.SessionID, Kind: e.Kind, Summary: e.Summary, Tool: e.Tool,
 		Usage: e.Usage, Info: e.Info, Server: e.Server, Plan: e.Plan, Count: e.Count, Messages: e.Messages,
-		Index: e.Index, Retry: e.Retry, Child: e.Child}
+		Index: e.Index, Retry: e.Retry, Child: e.Child}}
 	if c := e.Content; c != nil {
 		if c.Type == message.TypeText && c.Signature == nil && c.FileID == "" {
 			*text = wireText{Type: c.Type, Text: c.Text}
