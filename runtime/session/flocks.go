@@ -17,13 +17,15 @@ import (
 // reads or writes are locked there (<id>.fence), never the data.
 
 // fencePath is the file a session's fences lock, which a takeover waits on:
-// the lease file itself where locks are advisory (it is rewritten in
-// place, never replaced, so every locker locks the same file), a file of
-// its own on Windows, where a locked byte cannot be read through another
-// handle. A turn then creates no file on unix once its session has run
-// one.
+// the lease file itself where the lock is flock(2), which belongs to one
+// open of the file (it is rewritten in place, never replaced, so every
+// locker locks the same file). A file of its own elsewhere: on Windows a
+// locked byte cannot be read through another handle, and on AIX and
+// Solaris gofrs/flock uses fcntl locks, which closing any other open of
+// the file in the process would drop.
 func fencePath(dir, id string) string {
-	if runtime.GOOS == "windows" {
+	switch runtime.GOOS {
+	case "windows", "aix", "solaris":
 		return filepath.Join(dir, id+".fence")
 	}
 	return LockPath(dir, id)

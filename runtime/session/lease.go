@@ -22,7 +22,10 @@ type Leaser interface {
 // then on the session is that process's to write.
 type Lease interface {
 	// Epoch is the lease's fencing token: every acquisition or takeover of
-	// a session gets a greater one than the last.
+	// a session gets a greater one than the last, as long as the record of
+	// the last survives (a file store's lease file lost or unreadable
+	// starts the count again: a holder is known by its epoch together
+	// with who took it and when, so a repeated number is never mistaken).
 	Epoch() uint64
 	// Fence runs write only while the lease is still this turn's, atomically
 	// with respect to takeovers (no other holder can take the session and

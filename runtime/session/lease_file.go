@@ -95,7 +95,11 @@ func (fl *fileLease) Fence(write func() error) error {
 	if fl.released {
 		return fmt.Errorf("session %s: the turn's lease was released", fl.id)
 	}
-	if err := lock(fl.fence); err != nil {
+	// Without creating it: a lock file gone went with its session (Trash,
+	// Purge), and with it the lease.
+	if err := fl.fence.Lock(); errors.Is(err, fs.ErrNotExist) {
+		return fl.lose(&LeaseLostError{SessionID: fl.id})
+	} else if err != nil {
 		return fmt.Errorf("session %s: locking for the lease check: %w", fl.id, err)
 	}
 	defer fl.fence.Unlock()

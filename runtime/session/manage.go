@@ -42,6 +42,7 @@ func (s *FileStore) Trash(id string) error {
 		}
 	}
 	if len(live) == 0 {
+		removeLease(s.Dir, id) // the one taking the lease just made
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err := os.MkdirAll(filepath.Join(s.Dir, TrashDir), 0o700); err != nil {

@@ -238,3 +238,30 @@ func TestForkCutParallelToolMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseFilesGoWithTheSession: trashing a session that is not there
+// leaves no lease file behind, and a holder whose session was removed
+// under it is refused by its next fence without recreating the file.
+func TestLeaseFilesGoWithTheSession(t *testing.T) {
+	s, _ := newStore(t)
+	missing := NewMeta(time.Now()).ID
+	if err := s.Trash(missing); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("trash of a missing session: %v", err)
+	}
+	if exists(LockPath(s.Dir, missing)) || exists(fencePath(s.Dir, missing)) {
+		t.Error("trashing a missing session left its lease file")
+	}
+	m := created(t, s, user("a"))
+	held, err := (&Locker{Dir: s.Dir}).Acquire(m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	removeLease(s.Dir, m.ID) // as Trash or Purge by another process would
+	if err := held.Fence(func() error { t.Error("wrote without a lease"); return nil }); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("fence after the lease file went: %v", err)
+	}
+	if exists(LockPath(s.Dir, m.ID)) {
+		t.Error("the fence recreated the lease file")
+	}
+}

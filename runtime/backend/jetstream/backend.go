@@ -244,6 +244,11 @@ func (b *Backend) provision(ctx context.Context) error {
 			Duplicates: 2 * time.Minute, MaxMsgSize: -1,
 		})
 	}
+	if err == nil && b.msgs.CachedInfo().Config.AllowDirect { // made elsewhere with direct gets on
+		if err = b.leaderReads(ctx, b.name("msgs")); err == nil {
+			b.msgs, err = b.js.Stream(ctx, b.name("msgs")) // bound after, so its reads go to the leader
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", b.name("msgs"), err)
 	}

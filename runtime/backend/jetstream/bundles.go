@@ -61,7 +61,7 @@ func (s *bundleStore) List() ([]bundle.Agent, error) {
 	ctx, cancel := s.b.ctx()
 	defer cancel()
 	var out []bundle.Agent
-	err := eachValue(ctx, s.b.agents, func(key string, v []byte) {
+	err := s.b.eachValue(ctx, s.b.agents, func(key string, v []byte) {
 		if strings.HasPrefix(key, "name_") {
 			return
 		}

@@ -171,8 +171,12 @@ func inProcess(err error) bool {
 // stream's consumer limit reached: every read holds a consumer for a
 // moment, and nats-server caps a stream at 1,000 by default, which a
 // thousand sessions starting turns at once reach (serve-cluster.sh).
+// errBehind says the stream's leader lacks a message known to be stored:
+// one just elected that has not caught up.
+var errBehind = errors.New("the stream's leader is behind")
+
 func retryable(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+	return errors.Is(err, errBehind) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, jetstream.ErrMaximumConsumersLimit)
@@ -243,7 +247,8 @@ func (b *Backend) readByGet(ctx context.Context, id string, upTo uint64, visit f
 			return b.msgs.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(b.subject(id)))
 		})
 		if errors.Is(err, jetstream.ErrMsgNotFound) || (err == nil && m.Sequence > upTo) {
-			return nil, fmt.Errorf("session %s: history ends before sequence %d", id, upTo)
+			// A leader just elected may not have it yet: read again.
+			return nil, fmt.Errorf("session %s: history ends before sequence %d: %w", id, upTo, errBehind)
 		}
 		if err != nil {
 			return nil, err

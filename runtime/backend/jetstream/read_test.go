@@ -2,6 +2,7 @@ package jetstream_test
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,5 +63,47 @@ func TestHistoryReadShortAndLong(t *testing.T) {
 	}
 	if msg, err := b.Sessions().LoadMessage(m.ID, 90); err != nil || msg.JoinText() != "m90" {
 		t.Fatalf("LoadMessage: %v %v", msg, err)
+	}
+}
+
+// TestLoadWhileALeaseIsTaken: a reader in the process taking the lease
+// reads the whole history while the lease is being taken (before its mark
+// is written, its tip is not yet known): never an empty one.
+func TestLoadWhileALeaseIsTaken(t *testing.T) {
+	b := open(t, natstest.Single(t).URL(), "A", 1)
+	m := session.NewMeta(time.Now())
+	if err := b.Sessions().Create(m); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := b.Sessions().Append(m.ID, message.Message{Role: message.RoleUser, Content: []message.Block{message.Text("x")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stop atomic.Bool
+	var wrong, total atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			if c, err := b.Sessions().Load(m.ID); err == nil {
+				total.Add(1)
+				if len(c.Messages) != 3 {
+					wrong.Add(1)
+				}
+			}
+		}
+	}()
+	for range 200 {
+		l, err := b.Leaser().Acquire(m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+	}
+	stop.Store(true)
+	<-done
+	if wrong.Load() > 0 || total.Load() == 0 {
+		t.Errorf("%d of %d loads saw a wrong history", wrong.Load(), total.Load())
 	}
 }

@@ -50,7 +50,7 @@ func (b *Backend) Replicas() ([]Replica, error) {
 	ctx, cancel := b.ctx()
 	defer cancel()
 	var out []Replica
-	err := eachValue(ctx, b.replicas, func(_ string, v []byte) {
+	err := b.eachValue(ctx, b.replicas, func(_ string, v []byte) {
 		var r Replica
 		if json.Unmarshal(v, &r) == nil {
 			out = append(out, r)

@@ -97,7 +97,9 @@ func (s *sessionStore) Load(id string) (*session.Conversation, error) {
 	}
 	var upTo uint64
 	count := -1
-	if l := s.b.leaser.holding(id); l != nil {
+	// Under a lease held here, read up to its mark (seq 0 until the mark
+	// is written: the lease is still being taken, read it all).
+	if l := s.b.leaser.holding(id); l != nil && l.tipNow().seq != 0 {
 		at := l.tipNow()
 		if at.next == 0 { // nothing stored before our lease mark
 			return &session.Conversation{Meta: *meta, Messages: []message.Message{}}, nil
@@ -139,7 +141,7 @@ func (s *sessionStore) Append(id string, msgs ...message.Message) error {
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
-	if l := s.b.leaser.holding(id); l != nil {
+	if l := s.b.leaser.holding(id); l != nil && l.tipNow().seq != 0 {
 		return l.append(msgs)
 	}
 	for range 10 {
@@ -172,7 +174,7 @@ func (s *sessionStore) List() ([]session.Meta, error) {
 func (s *sessionStore) each(f func(record)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*opTimeout)
 	defer cancel()
-	return eachValue(ctx, s.b.metas, func(key string, v []byte) {
+	return s.b.eachValue(ctx, s.b.metas, func(key string, v []byte) {
 		var r record
 		if json.Unmarshal(v, &r) != nil {
 			s.b.warn(fmt.Sprintf("skipping session %s: corrupt meta", key))
@@ -186,14 +188,12 @@ func (s *sessionStore) each(f func(record)) error {
 // call: the watch it reads may be served by a replica that has not yet
 // applied what another replica just wrote (a session trashed on A still
 // listed on B), so it reads on until it has seen the bucket's last
-// sequence as the stream's leader reports it, for at most catchUp (that
-// message may have aged out of a bucket with a TTL meanwhile).
-func eachValue(ctx context.Context, kv jetstream.KeyValue, f func(key string, value []byte)) error {
-	st, err := kv.Status(ctx)
+// message as the stream's leader has it (bounded by catchUp).
+func (b *Backend) eachValue(ctx context.Context, kv jetstream.KeyValue, f func(key string, value []byte)) error {
+	last, err := b.lastSeq(ctx, kv)
 	if err != nil {
 		return err
 	}
-	last := st.(*jetstream.KeyValueBucketStatus).StreamInfo().State.LastSeq
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
 		return err
@@ -232,6 +232,24 @@ func eachValue(ctx context.Context, kv jetstream.KeyValue, f func(key string, va
 
 // catchUp bounds how long eachValue waits for a lagging replica.
 const catchUp = 2 * time.Second
+
+// lastSeq is the sequence of kv's last stored message, from the stream's
+// leader (0: none). Not the stream's LastSeq: that may name a message gone
+// since (a key's TTL, the bucket's age limit), which no watch delivers.
+func (b *Backend) lastSeq(ctx context.Context, kv jetstream.KeyValue) (uint64, error) {
+	st, err := b.js.Stream(ctx, "KV_"+kv.Bucket())
+	if err != nil {
+		return 0, err
+	}
+	m, err := st.GetLastMsgForSubject(ctx, "$KV."+kv.Bucket()+".>")
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return m.Sequence, nil
+}
 
 // IDs implements session.Source.
 func (s *sessionStore) IDs() ([]string, error) {

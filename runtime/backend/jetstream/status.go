@@ -61,7 +61,7 @@ func (b *Backend) Status() (Status, error) {
 	for _, s := range streams {
 		st.Streams = append(st.Streams, b.storeStatus(ctx, s.name, s.kind))
 	}
-	err := eachValue(ctx, b.leases, func(key string, v []byte) {
+	err := b.eachValue(ctx, b.leases, func(key string, v []byte) {
 		var h holder
 		json.Unmarshal(v, &h)
 		st.Leases = append(st.Leases, Lease{Session: key, Replica: h.Replica, AcquiredAt: h.AcquiredAt})
