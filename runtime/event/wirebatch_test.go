@@ -139,23 +139,21 @@ func TestWireBatchSplitsAtMax(t *testing.T) {
 	}
 }
 
-// TestWireBatchAllocations: once its buffers have grown, a batch encodes
-// a text chunk without allocating per event.
-func TestWireBatchAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector empties sync.Pool at random")
-	}
-	var b WireBatch
+// BenchmarkWireBatch encodes batches of 16 text chunks, as a relay sends
+// a streaming reply's backlog: `make bench` (-benchmem) shows the
+// allocations per batch (one once warm; an allocation count is a
+// benchmark's job: the race detector the tests run under empties
+// encoding/json's pools at random).
+func BenchmarkWireBatch(b *testing.B) {
+	var wb WireBatch
 	ev := Text("s", AgentMessageChunk, "a typical token ")
 	send := func([]byte) {}
-	allocs := testing.AllocsPerRun(100, func() {
+	b.ReportAllocs()
+	for b.Loop() {
 		for range 16 {
-			b.Add(&ev, send)
+			wb.Add(&ev, send)
 		}
-		b.Flush(send)
-	})
-	if allocs > 1 {
-		t.Fatalf("%.1f allocations per batch of 16", allocs)
+		wb.Flush(send)
 	}
 }
 

@@ -1,5 +1,0 @@
-//go:build !race
-
-package event
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package event
-
-// raceEnabled: the race detector drops sync.Pool items at random, so
-// allocation counts mean nothing under it.
-const raceEnabled = true
