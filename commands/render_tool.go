@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openheim/openheim/commands/diff"
 	"github.com/openheim/openheim/runtime/event"
 )
 
@@ -46,8 +47,9 @@ func diffSummary(desc string, content []event.ToolContent) string {
 		if c.Diff.OldText != nil {
 			old = *c.Diff.OldText
 		}
-		a, d := lineDelta(old, c.Diff.NewText)
-		add, del, files = add+a, del+d, files+1
+		// The same counts as the diff a permission question shows.
+		r := diff.Unified(old, c.Diff.NewText, 0)
+		add, del, files = add+r.Added, del+r.Deleted, files+1
 		name, created = filepath.Base(c.Diff.Path), c.Diff.OldText == nil
 	}
 	switch {
@@ -64,34 +66,6 @@ func diffSummary(desc string, content []event.ToolContent) string {
 		return change
 	}
 	return name + ": " + change
-}
-
-// lineDelta counts the lines of newText not in oldText (added) and the
-// lines of oldText not in newText (removed), as multisets: a line diff's
-// totals without its alignment, which a one-line summary does not show.
-func lineDelta(oldText, newText string) (added, removed int) {
-	left := map[string]int{}
-	for _, l := range splitLines(oldText) {
-		left[l]++
-	}
-	for _, l := range splitLines(newText) {
-		if left[l] > 0 {
-			left[l]--
-		} else {
-			added++
-		}
-	}
-	for _, n := range left {
-		removed += n
-	}
-	return added, removed
-}
-
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
 // failureText is why a call failed, for its line: its output, else the

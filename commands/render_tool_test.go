@@ -26,11 +26,18 @@ func TestDiffSummary(t *testing.T) {
 		{"apply_patch", []event.ToolContent{{Diff: &event.Diff{Path: "/w/a", OldText: &old, NewText: ""}},
 			{Diff: &event.Diff{Path: "/w/b", NewText: "z"}}}, "2 files +1 −3"},
 		{"ls", []event.ToolContent{{TerminalID: "t"}}, ""},
+		// A line moved: the counts of the diff a permission question
+		// shows (tui.NewFileDiff), not of the lines' multisets (0 and 0).
+		{"Edit m.go", []event.ToolContent{{Diff: &event.Diff{Path: "/w/m.go", OldText: &old, NewText: "c\na\nb\n"}}}, "+1 −1"},
 	}
 	for _, c := range cases {
 		if got := diffSummary(c.desc, c.content); got != c.want {
 			t.Errorf("%s: %q, want %q", c.desc, got, c.want)
 		}
+	}
+	moved := tui.NewFileDiff(tui.Style{}, "m.go", &old, "c\na\nb\n")
+	if moved.Added != 1 || moved.Deleted != 1 {
+		t.Errorf("the question's diff counts +%d -%d", moved.Added, moved.Deleted)
 	}
 }
 
