@@ -10,6 +10,7 @@ import (
 	"github.com/openheim/openheim/protocol/acp"
 	"github.com/openheim/openheim/protocol/acp/host"
 	"github.com/openheim/openheim/runtime/config"
+	"github.com/openheim/openheim/runtime/redact"
 	"github.com/urfave/cli/v3"
 )
 
@@ -86,7 +87,7 @@ func acpAgentsRun(ctx context.Context, opts *ACPAgentsOptions) error {
 		if err != nil {
 			return usageErr(err, "")
 		}
-		row := acpAgentJSON{Name: name, Command: a.Command, Args: append(append([]string{}, a.Args...), a.ExtraArgs...), Preset: a.Preset}
+		row := acpAgentJSON{Name: name, Command: a.Command, Args: redactAll(cfg.Redactor(), append(append([]string{}, a.Args...), a.ExtraArgs...)), Preset: a.Preset}
 		if opts.Probe {
 			probe(ctx, cfg, opts.Version, name, a, &row)
 		}
@@ -101,6 +102,16 @@ func acpAgentsRun(ctx context.Context, opts *ACPAgentsOptions) error {
 		return nil
 	}
 	return printACPAgents(opts.IO, rows)
+}
+
+// redactAll is args with the config's secrets masked: an agent's command
+// line may carry a key, and the listing is output like any other.
+func redactAll(red *redact.Redactor, args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = red.String(a)
+	}
+	return out
 }
 
 func printACPAgents(ios *IOStreams, rows []acpAgentJSON) error {
@@ -125,10 +136,13 @@ func probe(ctx context.Context, cfg *config.Config, version, name string, a conf
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	start := time.Now()
+	// The agent's answers and errors may quote its env or args (keys):
+	// they go out through the config's redactor, as everything printed.
+	red := cfg.Redactor()
 	h, err := host.Start(ctx, host.AgentSpec{Name: name, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd},
-		host.Options{ClientInfo: acp.Implementation{Name: "openheim", Version: version}, WorkDir: cfg.WorkDir})
+		host.Options{ClientInfo: acp.Implementation{Name: "openheim", Version: version}, WorkDir: cfg.WorkDir, Redact: red})
 	if err != nil {
-		row.ProbeErr = err.Error()
+		row.ProbeErr = red.String(err.Error())
 		return
 	}
 	ms := time.Since(start).Milliseconds()

@@ -168,3 +168,27 @@ command = "$WORK/no-such-agent"
 	opts.Names = []string{"nope"}
 	wantExit(t, acpAgentsRun(ctx, opts), ExitUsage, "nope")
 }
+
+// TestACPAgentsRedacts: an agent's command line and what it says when it
+// fails go out with the config's secrets masked, in the listing, the
+// probe and `--json`.
+func TestACPAgentsRedacts(t *testing.T) {
+	const key = "sk-test-0123456789abcdef"
+	e := newTestEnv(t, fakeConfig+`api_key = "`+key+`"
+[acp_agents.leaky]
+command = "sh"
+args = ["-c", "echo 'refused key `+key+`' >&2; exit 3"]
+`)
+	ctx := context.Background()
+	opts := &ACPAgentsOptions{IO: e.f.IOStreams, Config: e.f.Config, Version: "test", Names: []string{"leaky"}, Probe: true}
+	for _, out := range []jsonOutput{{}, {JSON: true}} {
+		e.reset()
+		opts.Output = out
+		if err := acpAgentsRun(ctx, opts); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(e.out.String(), key) || !strings.Contains(e.out.String(), "<redacted>") {
+			t.Errorf("json=%v: %s", out.JSON, e.out)
+		}
+	}
+}

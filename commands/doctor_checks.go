@@ -127,11 +127,11 @@ func checkACPAgents(ctx context.Context, cfg *config.Config, opts *DoctorOptions
 		pctx, cancel := context.WithTimeout(ctx, agentProbeTimeout)
 		start := time.Now()
 		h, err := host.Start(pctx, host.AgentSpec{Name: name, Command: a.Command, Args: a.Args, ExtraArgs: a.ExtraArgs, Env: a.Env, Cwd: a.Cwd},
-			host.Options{ClientInfo: acp.Implementation{Name: "openheim", Version: opts.Version}, WorkDir: cfg.WorkDir})
+			host.Options{ClientInfo: acp.Implementation{Name: "openheim", Version: opts.Version}, WorkDir: cfg.WorkDir, Redact: cfg.Redactor()})
 		cancel()
 		if err != nil {
-			c.Status, c.Detail = checkFail, a.Command+": "+err.Error()
-			c.Hint = "run it by hand to see why: " + strings.Join(append([]string{a.Command}, a.Args...), " ")
+			c.Status, c.Detail = checkFail, a.Command+": "+cfg.Redactor().String(err.Error())
+			c.Hint = "run it by hand to see why: " + cfg.Redactor().String(strings.Join(append([]string{a.Command}, a.Args...), " "))
 			out = append(out, c)
 			continue
 		}
