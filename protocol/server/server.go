@@ -119,7 +119,7 @@ func New(opts Options) (*Server, error) {
 	api := restAPI(opts, hub, log)
 	var reps *replicas
 	sopts := sessionsapi.Options{Engine: opts.Engine, Runner: agents, Hub: hub, Store: opts.Engine.Store,
-		Catalog: opts.Catalog, DataDir: opts.DataDir, Backend: opts.Backend, Log: log}
+		Catalog: opts.Catalog, DataDir: opts.DataDir, Roots: cfg.Serve.Roots, Backend: opts.Backend, Log: log}
 	if opts.Forwarder != nil {
 		sopts.Route = func(id string, w http.ResponseWriter, r *http.Request) bool { return reps.route(id, w, r) }
 	}

@@ -44,6 +44,11 @@ type Options struct {
 	// (DataDir/agents-api), session files (DataDir/files) and session
 	// settings (DataDir/sessions-api), unless Backend keeps them.
 	DataDir string
+	// Roots are the directories besides the engine's work_dir in which a
+	// session's turns may run ([serve] roots): a session begun elsewhere
+	// (the CLI in another directory) is refused a turn, as /ws and /acp
+	// refuse to load it.
+	Roots []string
 	// Backend, when set, keeps the agents, files and settings instead (a
 	// cluster's stores, shared by every replica).
 	Backend backend.Backend

@@ -12,6 +12,7 @@ import (
 	"github.com/openheim/openheim/runtime/bundle"
 	"github.com/openheim/openheim/runtime/confine"
 	"github.com/openheim/openheim/runtime/message"
+	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
 )
 
@@ -380,7 +381,7 @@ func (a *API) workspace(dir *string) (string, error) {
 // longer is the directory it was: one replaced by a link since (a rename
 // over the fs channel can do that) would otherwise root the turn's tools
 // wherever the link points. A cwd outside work_dir (a session begun by
-// the CLI elsewhere) is left as it is.
+// the CLI elsewhere) must lie in one of the roots.
 func (a *API) recheckWorkspace(cwd string) error {
 	root := a.opts.Engine.Config.WorkDir
 	if cwd == "" || cwd == root {
@@ -393,7 +394,13 @@ func (a *API) recheckWorkspace(cwd string) error {
 	defer r.Close()
 	name, err := r.Name(cwd)
 	if errors.Is(err, confine.ErrOutside) {
-		return nil
+		for _, root := range a.opts.Roots {
+			if permission.Within(root, cwd) {
+				return nil
+			}
+		}
+		return badRequest("workspace %s is outside the directories this server runs turns in (%s); "+
+			"add it to roots under [serve] in the config to allow it", cwd, strings.Join(append([]string{root}, a.opts.Roots...), ", "))
 	}
 	if real, rerr := r.Real(cwd); err != nil || rerr != nil || real != name {
 		return badRequest("workspace %s is no longer a directory of the work directory", cwd)

@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openheim/openheim/runtime/llm/llmtest"
+	"github.com/openheim/openheim/runtime/session"
 )
 
 // A workspace is checked through the work directory's root when the
@@ -49,4 +51,27 @@ func TestWorkspaceConfined(t *testing.T) {
 		t.Fatalf("message after the repair: %d", code)
 	}
 	s.idle(1)
+}
+
+// TestWorkspaceOutsideNeedsARoot: a session begun outside work_dir (by the
+// CLI in another directory) gets no turn through the API, as /ws and /acp
+// refuse to load it, unless its directory lies in one of [serve] roots.
+func TestWorkspaceOutsideNeedsARoot(t *testing.T) {
+	elsewhere := t.TempDir()
+	for _, roots := range [][]string{nil, {elsewhere}} {
+		f := newFixture(t, "", func(o *Options) { o.Roots = roots })
+		m := session.NewMeta(time.Now())
+		m.Cwd = session.Str(elsewhere)
+		if err := f.api.opts.Store.Create(m); err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		code := f.do("POST", "/v1/sessions/"+convID(m.ID)+"/events", userMessage("hi"), &out)
+		if roots == nil && (code != 400 || !strings.Contains(errMsg(out), "outside the directories this server runs turns in")) {
+			t.Fatalf("no roots: %d %v", code, out)
+		}
+		if roots != nil && code != 202 {
+			t.Fatalf("in a root: %d %v", code, out)
+		}
+	}
 }
