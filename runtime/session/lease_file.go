@@ -116,7 +116,8 @@ func (fl *fileLease) Fence(write func() error) error {
 // Release implements Lease: it stops the heartbeat and marks the lease
 // released if it is still ours (if someone took it over meanwhile, it is
 // theirs now). The file stays, keeping the epoch the next turn goes on
-// from: a turn changes no entry of the history directory.
+// from: taking and giving back a lease change no entry of the history
+// directory.
 func (fl *fileLease) Release() {
 	fl.releaseOnce.Do(func() {
 		fl.beatMu.Lock() // waits out a renewal in flight
