@@ -136,6 +136,9 @@ func (t *tracker) record(make func(last message.Message) (message.Message, error
 		return "", err
 	}
 	last := t.items.last
+	if n := len(t.runner.recording); n > 0 {
+		last = t.runner.recording[n-1] // being stored
+	}
 	if n := len(t.runner.queue); n > 0 {
 		last = t.runner.queue[n-1].msg
 	}

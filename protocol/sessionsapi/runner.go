@@ -25,6 +25,12 @@ type runnerState struct {
 	// stored are closed when the input of that queued id is stored, or
 	// will not be (its turn ended or could not start): awaitStored.
 	stored map[string]chan struct{}
+	// recording is the items a run is storing, off the queue but perhaps
+	// not yet in the session's items: the last of them is what the next
+	// queued item follows (record). recordingRun numbers that run, so
+	// only its own end forgets them.
+	recording    []message.Message
+	recordingRun int
 }
 
 type queuedInput struct {
@@ -166,6 +172,10 @@ func (t *tracker) kick() {
 	t.runner.kind = runTurn
 	if batch[0].record {
 		t.runner.kind = runRecord
+		t.runner.recording, t.runner.recordingRun = nil, t.runner.recordingRun+1
+		for _, in := range batch {
+			t.runner.recording = append(t.runner.recording, in.msg)
+		}
 	}
 	t.mu.Unlock()
 
@@ -178,6 +188,7 @@ func (t *tracker) kick() {
 	t.mu.Lock()
 	t.runner.starting = false
 	if err != nil {
+		t.runner.recording = nil
 		t.notStarted(batch, err)
 	}
 	t.mu.Unlock()

@@ -12,15 +12,18 @@ import (
 
 // turnState is what the stream tracks during one run on the session.
 type turnState struct {
-	running     bool
-	kind        int              // runTurn, runRecord or runCompact
-	resp        string           // the open response, "" before its input is stored
-	created     int64            // when it began
-	outputIndex map[string]int   // item id -> output_index
-	open        map[string]*Item // items being streamed: reasoning, text, tool calls
-	output      []Item           // finished output items
-	usage       *event.ContextUsage
-	interrupted bool
+	running bool
+	kind    int // runTurn, runRecord or runCompact
+	// recordingRun is the runner's number of the items a runRecord run
+	// stores (runnerState.recording).
+	recordingRun int
+	resp         string           // the open response, "" before its input is stored
+	created      int64            // when it began
+	outputIndex  map[string]int   // item id -> output_index
+	open         map[string]*Item // items being streamed: reasoning, text, tool calls
+	output       []Item           // finished output items
+	usage        *event.ContextUsage
+	interrupted  bool
 }
 
 func newTurn(now int64, kind int) turnState {
@@ -39,6 +42,9 @@ func (t *tracker) begin(ev event.Event) {
 		}
 	}
 	t.turn = newTurn(t.api.now(), kind)
+	if kind == runRecord {
+		t.turn.recordingRun = t.runner.recordingRun
+	}
 	t.emitStatus()
 	// The input is stored next, at t.next: the response that opens there.
 	next := t.items.ids.response(t.next)
@@ -218,6 +224,9 @@ func (t *tracker) ended(end *event.End) {
 	}
 	if t.turn.kind != runRecord {
 		t.reportUsage(t.turn.usage)
+	}
+	if t.turn.kind == runRecord && t.turn.recordingRun == t.runner.recordingRun {
+		t.runner.recording = nil // stored, or not at all
 	}
 	t.turn = turnState{}
 	t.runner.dropped = nil
