@@ -8,14 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/openheim/openheim/protocol/acp/host/acptest"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
-	"github.com/openheim/openheim/runtime/event"
-	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 )
 
@@ -36,22 +33,8 @@ func TestAgentFSThroughTheGate(t *testing.T) {
 	run := func(s acptest.Script, cfg *config.Config, asker permission.Asker) string {
 		t.Helper()
 		r, _ := fakeRunner(t, s, cfg, false)
-		var mu sync.Mutex
-		var text strings.Builder
-		_, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")}, Gate: engine.Asking(asker),
-			Sink: event.SinkFunc(func(ev event.Event) {
-				if ev.Kind == event.AgentMessageChunk {
-					mu.Lock()
-					text.WriteString(ev.Content.Text)
-					mu.Unlock()
-				}
-			})})
-		if err != nil || end.Err != nil {
-			t.Fatalf("prompt: %v %v", err, end.Err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return text.String()
+		_, _, text := promptText(t, r, engine.Asking(asker))
+		return text
 	}
 	write := &[2]string{target, "data"}
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +17,34 @@ import (
 	"github.com/openheim/openheim/protocol/acp/host/acptest"
 	"github.com/openheim/openheim/runtime/config"
 	"github.com/openheim/openheim/runtime/engine"
+	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
 	"github.com/openheim/openheim/runtime/session"
 )
+
+// promptText runs one turn of r (input "go") under gate and returns its
+// meta, how it ended and the text the agent streamed; a turn that could
+// not run or ended with an error fails the test.
+func promptText(t *testing.T, r *Runner, gate engine.Gate) (session.Meta, event.End, string) {
+	t.Helper()
+	var mu sync.Mutex
+	var text strings.Builder
+	meta, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")}, Gate: gate,
+		Sink: event.SinkFunc(func(ev event.Event) {
+			if ev.Kind == event.AgentMessageChunk {
+				mu.Lock()
+				text.WriteString(ev.Content.Text)
+				mu.Unlock()
+			}
+		})})
+	if err != nil || end.Err != nil {
+		t.Fatalf("prompt: %v %v", err, end.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return meta, end, text.String()
+}
 
 // fakeRunner is a Runner on the scripted fake agent, in-process or
 // as a real process, with cfg's work_dir, allow_shell and permissions.

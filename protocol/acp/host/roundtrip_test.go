@@ -253,22 +253,7 @@ func TestAgentChunkSplitSecretMasked(t *testing.T) {
 	}
 	cfg := &config.Config{WorkDir: work, Providers: map[string]*config.Provider{"p": {APIKey: key}}}
 	r, _ := fakeRunner(t, acptest.Script{Updates: ups}, cfg, false)
-	var mu sync.Mutex
-	var text strings.Builder
-	_, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
-		Sink: event.SinkFunc(func(ev event.Event) {
-			if ev.Kind == event.AgentMessageChunk {
-				mu.Lock()
-				text.WriteString(ev.Content.Text)
-				mu.Unlock()
-			}
-		})})
-	if err != nil || end.Err != nil {
-		t.Fatalf("prompt: %v %v", err, end.Err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if got := text.String(); got != "the key: <redacted>, done" {
+	if _, _, got := promptText(t, r, engine.Gate{}); got != "the key: <redacted>, done" {
 		t.Errorf("streamed %q", got)
 	}
 }
@@ -285,22 +270,10 @@ func TestAgentAnswerCapped(t *testing.T) {
 	}
 	// 101 falls inside the 51st "é" (two bytes each): the cut steps back.
 	r, _ := fakeRunner(t, acptest.Script{Updates: ups}, &config.Config{WorkDir: work, MaxAnswerBytes: 101}, false)
-	var mu sync.Mutex
-	var text strings.Builder
-	meta, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
-		Sink: event.SinkFunc(func(ev event.Event) {
-			if ev.Kind == event.AgentMessageChunk {
-				mu.Lock()
-				text.WriteString(ev.Content.Text)
-				mu.Unlock()
-			}
-		})})
-	if err != nil || end.Err != nil || end.StopReason != event.StopMaxTokens {
-		t.Fatalf("prompt: %v, end %+v", err, end)
+	meta, end, got := promptText(t, r, engine.Gate{})
+	if end.StopReason != event.StopMaxTokens {
+		t.Fatalf("end %+v", end)
 	}
-	mu.Lock()
-	got := text.String()
-	mu.Unlock()
 	if len(got) != 100 || !utf8.ValidString(got) {
 		t.Errorf("streamed %d bytes (%q), want the first 100 (50 whole characters)", len(got), got)
 	}

@@ -88,6 +88,11 @@ type Backend struct {
 	sessions *sessionStore
 	leaser   *leaser
 
+	// kvStreams holds the buckets' streams as lastSeq first looked them
+	// up ("KV_<bucket>" -> jetstream.Stream): a listing then costs one
+	// request to the leader, not two.
+	kvStreams sync.Map
+
 	mu    sync.Mutex
 	docs  map[string]*docs
 	relay *Relay

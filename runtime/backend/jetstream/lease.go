@@ -81,6 +81,18 @@ func (ls *leaser) holding(id string) *lease {
 	return ls.held[id]
 }
 
+// marked is this process's lease on session id and the tip of its mark,
+// once the mark is written; nil while the lease is being taken (its tip is
+// not known yet) or when none is held here.
+func (ls *leaser) marked(id string) (*lease, tip) {
+	if l := ls.holding(id); l != nil {
+		if at := l.tipNow(); at.seq != 0 {
+			return l, at
+		}
+	}
+	return nil, tip{}
+}
+
 func (ls *leaser) releaseAll() {
 	ls.mu.Lock()
 	all := make([]*lease, 0, len(ls.held))

@@ -97,10 +97,9 @@ func (s *sessionStore) Load(id string) (*session.Conversation, error) {
 	}
 	var upTo uint64
 	count := -1
-	// Under a lease held here, read up to its mark (seq 0 until the mark
-	// is written: the lease is still being taken, read it all).
-	if l := s.b.leaser.holding(id); l != nil && l.tipNow().seq != 0 {
-		at := l.tipNow()
+	// Under a lease held here, read up to its mark (none until the mark is
+	// written: the lease is still being taken, read it all).
+	if l, at := s.b.leaser.marked(id); l != nil {
 		if at.next == 0 { // nothing stored before our lease mark
 			return &session.Conversation{Meta: *meta, Messages: []message.Message{}}, nil
 		}
@@ -141,7 +140,7 @@ func (s *sessionStore) Append(id string, msgs ...message.Message) error {
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}
-	if l := s.b.leaser.holding(id); l != nil && l.tipNow().seq != 0 {
+	if l, _ := s.b.leaser.marked(id); l != nil {
 		return l.append(msgs)
 	}
 	for range 10 {
@@ -237,11 +236,16 @@ const catchUp = 2 * time.Second
 // leader (0: none). Not the stream's LastSeq: that may name a message gone
 // since (a key's TTL, the bucket's age limit), which no watch delivers.
 func (b *Backend) lastSeq(ctx context.Context, kv jetstream.KeyValue) (uint64, error) {
-	st, err := b.js.Stream(ctx, "KV_"+kv.Bucket())
-	if err != nil {
-		return 0, err
+	name := "KV_" + kv.Bucket()
+	st, ok := b.kvStreams.Load(name)
+	if !ok {
+		s, err := b.js.Stream(ctx, name)
+		if err != nil {
+			return 0, err
+		}
+		st, _ = b.kvStreams.LoadOrStore(name, s)
 	}
-	m, err := st.GetLastMsgForSubject(ctx, "$KV."+kv.Bucket()+".>")
+	m, err := st.(jetstream.Stream).GetLastMsgForSubject(ctx, "$KV."+kv.Bucket()+".>")
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
