@@ -115,23 +115,47 @@ func (p *Peer) Run(ctx context.Context) error {
 	}
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	readDone := make(chan error, 1)
-	go func() { readDone <- p.readLoop(hctx) }()
-
 	var err error
-	select {
-	case err = <-readDone:
-	case <-ctx.Done():
-		err = ctx.Err()
-		// Unblock the reader; if the stream cannot be interrupted, the
-		// reader goroutine exits when its Read returns and dispatches nothing.
-		p.s.Close()
+	if ri, ok := p.s.(ReadInterrupter); ok {
+		err = p.readInline(ctx, hctx, ri)
+	} else {
+		err = p.readAside(ctx, hctx)
 	}
 	cancel()
 	p.shutdown(err)
 	p.wg.Wait()
 	p.s.Close()
 	close(p.done)
+	return err
+}
+
+// readAside reads on a goroutine of its own, so that ctx ending stops Run
+// even when the stream's Read cannot be interrupted (stdin).
+func (p *Peer) readAside(ctx, hctx context.Context) error {
+	readDone := make(chan error, 1)
+	go func() { readDone <- p.readLoop(hctx) }()
+	select {
+	case err := <-readDone:
+		return err
+	case <-ctx.Done():
+		// Unblock the reader; if the stream cannot be interrupted, the
+		// reader goroutine exits when its Read returns and dispatches nothing.
+		p.s.Close()
+		return ctx.Err()
+	}
+}
+
+// readInline reads on Run's goroutine; ctx ending interrupts the Read.
+func (p *Peer) readInline(ctx, hctx context.Context, ri ReadInterrupter) error {
+	stop := context.AfterFunc(ctx, func() {
+		ri.InterruptRead()
+		ri.Close()
+	})
+	err := p.readLoop(hctx)
+	if !stop() {
+		// ctx ended first: what Read returned is the interruption.
+		return ctx.Err()
+	}
 	return err
 }
 

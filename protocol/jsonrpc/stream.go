@@ -22,6 +22,17 @@ type Stream interface {
 	Close() error
 }
 
+// ReadInterrupter is a Stream whose blocked Read can be made to return at
+// once, with an error, without closing what the stream writes to (a
+// socket's read deadline). Peer.Run then reads on its caller's goroutine
+// instead of starting one: a server holding a thousand idle connections
+// holds a thousand goroutines fewer. A stream that cannot promise this (a
+// pipe's Read may ignore Close) must not implement it.
+type ReadInterrupter interface {
+	Stream
+	InterruptRead()
+}
+
 type lineStream struct {
 	sc *bufio.Scanner
 	c  io.Closer

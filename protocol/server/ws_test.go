@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +164,48 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("timed out waiting")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestIdleConnectionGoroutines: an idle /ws connection with a session
+// holds two goroutines in the server (the handler, which reads for the
+// agent channel's JSON-RPC peer, and the writer), and a bare /acp one the
+// same: a server holding many connections holds no more.
+func TestIdleConnectionGoroutines(t *testing.T) {
+	f := start(t, setup{})
+	first, _ := f.open(t) // whatever the first connection starts once
+	defer first.c.Close()
+	const n = 20
+	settled := func() int {
+		// Goroutines that are ending (a handshake's) need a moment.
+		g := runtime.NumGoroutine()
+		for range 50 {
+			time.Sleep(10 * time.Millisecond)
+			if h := runtime.NumGoroutine(); h == g {
+				return g
+			} else {
+				g = h
+			}
+		}
+		return g
+	}
+	for _, path := range []string{"/ws", "/acp"} {
+		base := settled()
+		for i := range n {
+			if path == "/ws" {
+				c, _ := f.open(t)
+				defer c.c.Close()
+				continue
+			}
+			c := f.mustDial(t, path)
+			defer c.c.Close()
+			c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":1}}`, i))
+			c.next()
+		}
+		// A few goroutines of the server's own (an index being brought
+		// up to date) may come and go meanwhile: 3 over 2 per connection.
+		if more := settled() - base; more > 2*n+3 {
+			t.Errorf("%s: %d more goroutines for %d idle connections, want at most 2 each", path, more, n)
+		}
 	}
 }

@@ -36,3 +36,6 @@ func (b bareStream) Close() error {
 	b.conn.Close(1000, "")
 	return nil
 }
+
+// InterruptRead implements jsonrpc.ReadInterrupter.
+func (b bareStream) InterruptRead() { b.conn.interruptRead() }

@@ -57,16 +57,39 @@ type Conn struct {
 
 	readOnce sync.Once
 	readDone chan struct{} // closed when Read has failed: the client is gone
+	// readStopped: interruptRead made Read fail; no read deadline is set
+	// after it (under mu), or a pong could extend the read it ended.
+	readStopped bool
 }
 
 func newConn(c *websocket.Conn, batch *batchConn, limit int, readLimit int64) *Conn {
 	c.SetReadLimit(readLimit)
 	c.SetReadDeadline(time.Now().Add(pongWait))
-	c.SetPongHandler(func(string) error { return c.SetReadDeadline(time.Now().Add(pongWait)) })
 	ctx, stop := context.WithCancel(context.Background())
 	conn := &Conn{ws: c, batch: batch, ctx: ctx, stop: stop, served: make(chan struct{}), limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}), readDone: make(chan struct{})}
+	c.SetPongHandler(func(string) error { return conn.readUntil(time.Now().Add(pongWait)) })
 	go conn.writeLoop()
 	return conn
+}
+
+// readUntil sets the read deadline, unless Read was interrupted.
+func (c *Conn) readUntil(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readStopped {
+		return nil
+	}
+	return c.ws.SetReadDeadline(t)
+}
+
+// interruptRead makes a blocked Read return at once, without closing the
+// connection: the peer that reads it is stopping, and what it still sends
+// (its answers to what it was doing, then the close frame) goes out.
+func (c *Conn) interruptRead() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.readStopped = true
+	c.ws.SetReadDeadline(time.Unix(1, 0))
 }
 
 // Send queues one text frame.
@@ -123,7 +146,13 @@ func (c *Conn) Read() ([]byte, error) {
 	_, b, err := c.ws.ReadMessage()
 	if err != nil {
 		c.readOnce.Do(func() { close(c.readDone) })
-		c.Close(websocket.CloseNormalClosure, "")
+		c.mu.Lock()
+		// An interrupted read leaves the close to the server (whose
+		// reason, "server shutting down", the client should get).
+		if !c.readStopped {
+			c.closeLocked(websocket.CloseNormalClosure, "", false)
+		}
+		c.mu.Unlock()
 	}
 	return b, err
 }
@@ -158,7 +187,7 @@ func (c *Conn) writeLoop() {
 			// Closing the socket with the client's frames unread would
 			// reset it and could lose the close frame: wait for the
 			// client's reply to reach the reader, briefly.
-			c.ws.SetReadDeadline(time.Now().Add(closeGrace))
+			c.readUntil(time.Now().Add(closeGrace))
 			select {
 			case <-c.readDone:
 			case <-time.After(closeGrace):

@@ -29,7 +29,9 @@ type systemEvent struct {
 // fsBacklog bounds the fs requests read ahead of the one being handled.
 const fsBacklog = 64
 
-// Envelope serves WS /ws.
+// Envelope serves WS /ws. The agent channel's JSON-RPC peer reads the
+// connection itself (envelopeStream), on the handler's goroutine: with the
+// writer, two goroutines per idle connection.
 func (s *Server) Envelope(w http.ResponseWriter, r *http.Request) {
 	conn := s.accept(w, r)
 	if conn == nil {
@@ -39,23 +41,15 @@ func (s *Server) Envelope(w http.ResponseWriter, r *http.Request) {
 	defer s.release(conn)
 	conn.Send(greeting)
 
-	ctx := conn.ctx
 	defer conn.stop()
-	agentIn := make(chan json.RawMessage)
-	agentDone := conn.served
-	go func() {
-		defer close(agentDone)
-		st := &agentStream{in: agentIn, conn: conn}
-		if err := s.agent().Serve(ctx, st); err != nil && !errors.Is(err, context.Canceled) {
-			s.Log.Debug("ws: agent channel ended", "err", err)
-		}
-	}()
 	fs := &fsLane{s: s, conn: conn}
-	s.readEnvelopes(conn, agentIn, fs, agentDone)
+	st := &envelopeStream{conn: conn, fs: fs}
+	if err := s.agent().Serve(conn.ctx, st); err != nil && !errors.Is(err, context.Canceled) {
+		s.Log.Debug("ws: agent channel ended", "err", err)
+	}
+	close(conn.served)
 	fs.close()
-	close(agentIn)
 	conn.stop()
-	<-agentDone
 	fs.wait()
 }
 
@@ -95,12 +89,21 @@ func (l *fsLane) wait() {
 	}
 }
 
-// readEnvelopes routes each frame to its channel until the client goes.
-func (s *Server) readEnvelopes(conn *Conn, agentIn chan<- json.RawMessage, fs *fsLane, agentDone <-chan struct{}) {
+// envelopeStream is the agent channel's JSON-RPC stream: Read routes each
+// frame to its channel and returns the agent channel's next message.
+type envelopeStream struct {
+	conn *Conn
+	fs   *fsLane
+}
+
+// Read returns io.EOF once the client has gone (or the read was
+// interrupted: the peer is stopping).
+func (e *envelopeStream) Read() (json.RawMessage, error) {
+	conn := e.conn
 	for {
 		b, err := conn.Read()
 		if err != nil {
-			return
+			return nil, io.EOF
 		}
 		var env struct {
 			Channel *string         `json:"channel"`
@@ -116,17 +119,25 @@ func (s *Server) readEnvelopes(conn *Conn, agentIn chan<- json.RawMessage, fs *f
 		case len(env.Data) == 0 || string(env.Data) == "null":
 			conn.Send(envelope(safeChannel(*env.Channel), mustJSON(systemEvent{Type: "error", Message: "Invalid payload: missing field `data`"})))
 		case *env.Channel == ChannelAgent:
-			select {
-			case agentIn <- env.Data:
-			case <-agentDone:
-			}
+			return env.Data, nil
 		case *env.Channel == ChannelFS:
-			fs.handle(env.Data)
+			e.fs.handle(env.Data)
 		default:
 			conn.Send(systemError(fmt.Sprintf("Invalid payload: unknown channel `%s`, expected `agent` or `fs`", *env.Channel)))
 		}
 	}
 }
+
+func (e *envelopeStream) Write(m json.RawMessage) error {
+	return e.conn.Send(envelope(ChannelAgent, m))
+}
+
+// Close does nothing: the handler closes the connection once the peer
+// has stopped, after what the peer still sends.
+func (e *envelopeStream) Close() error { return nil }
+
+// InterruptRead implements jsonrpc.ReadInterrupter.
+func (e *envelopeStream) InterruptRead() { e.conn.interruptRead() }
 
 // serveFS handles the connection's fs requests one at a time, in order.
 func (s *Server) serveFS(ctx context.Context, conn *Conn, in <-chan json.RawMessage) {
@@ -150,25 +161,6 @@ func (s *Server) serveFS(ctx context.Context, conn *Conn, in <-chan json.RawMess
 		ch.Handle(ctx, raw)
 	}
 }
-
-// agentStream carries the agent channel's JSON-RPC messages.
-type agentStream struct {
-	in   <-chan json.RawMessage
-	conn *Conn
-}
-
-func (a *agentStream) Read() (json.RawMessage, error) {
-	m, ok := <-a.in
-	if !ok {
-		return nil, io.EOF
-	}
-	return m, nil
-}
-
-func (a *agentStream) Write(m json.RawMessage) error { return a.conn.Send(envelope(ChannelAgent, m)) }
-
-// Close does nothing: the envelope's reader owns the connection.
-func (a *agentStream) Close() error { return nil }
 
 // envelope frames data (JSON) as {"channel":...,"data":...}.
 func envelope(channel string, data []byte) []byte {
