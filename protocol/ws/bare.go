@@ -9,10 +9,12 @@ import (
 
 // Bare serves WS /acp: ACP with one JSON-RPC message per text frame.
 func (s *Server) Bare(w http.ResponseWriter, r *http.Request) {
-	conn := s.accept(w, r)
-	if conn == nil {
-		return
+	if conn := s.accept(w, r, false); conn != nil {
+		go s.serveBare(conn)
 	}
+}
+
+func (s *Server) serveBare(conn *Conn) {
 	defer s.release(conn)
 	defer conn.stop()
 	err := s.agent().Serve(conn.ctx, bareStream{conn})

@@ -29,18 +29,19 @@ type systemEvent struct {
 // fsBacklog bounds the fs requests read ahead of the one being handled.
 const fsBacklog = 64
 
-// Envelope serves WS /ws. The agent channel's JSON-RPC peer reads the
-// connection itself (envelopeStream), on the handler's goroutine: with the
-// writer, two goroutines per idle connection.
+// Envelope serves WS /ws.
 func (s *Server) Envelope(w http.ResponseWriter, r *http.Request) {
-	conn := s.accept(w, r)
-	if conn == nil {
-		return
+	if conn := s.accept(w, r, true); conn != nil {
+		go s.serveEnvelope(conn)
 	}
-	conn.envelope = true
+}
+
+// serveEnvelope runs the connection's agent channel, whose JSON-RPC peer
+// reads the connection itself (envelopeStream): with the writer, two
+// goroutines per idle connection.
+func (s *Server) serveEnvelope(conn *Conn) {
 	defer s.release(conn)
 	conn.Send(greeting)
-
 	defer conn.stop()
 	fs := &fsLane{s: s, conn: conn}
 	st := &envelopeStream{conn: conn, fs: fs}

@@ -92,9 +92,12 @@ func (s *Server) init() {
 	})
 }
 
-// accept upgrades r and registers the connection; nil when refused (the
-// response has been written).
-func (s *Server) accept(w http.ResponseWriter, r *http.Request) *Conn {
+// accept upgrades r and registers the connection (envelope: it speaks
+// seed 000's envelope); nil when refused (the response has been written).
+// The caller serves it on a goroutine of its own and returns: net/http
+// lets go of the request's buffers (6 KiB) once the handler has returned,
+// and a server holds many idle connections.
+func (s *Server) accept(w http.ResponseWriter, r *http.Request, envelope bool) *Conn {
 	s.init()
 	s.mu.Lock()
 	full, closing := len(s.conns) >= s.MaxConns, s.closing
@@ -114,6 +117,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) *Conn {
 		return nil
 	}
 	conn := newConn(c, hj.conn, s.SendQueue, s.MaxFrame)
+	conn.envelope = envelope
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
