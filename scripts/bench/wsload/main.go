@@ -44,6 +44,10 @@ type options struct {
 
 func main() {
 	o, conns, floorBin := parseFlags()
+	storage, err := storageFloor(o.home)
+	if err != nil {
+		fatalf("storage floor: %v", err)
+	}
 	var results, floors []*runResult
 	for _, n := range conns {
 		r, err := run(o, n)
@@ -63,6 +67,7 @@ func main() {
 			floors = append(floors, f)
 		}
 	}
+	fmt.Println(storage)
 	if failed := report(o, results, floors); failed > 0 {
 		fmt.Fprintf(os.Stderr, "wsload: %d sessions failed\n", failed)
 		os.Exit(1)
