@@ -1,3 +1,5 @@
+//go:build unix
+
 package host
 
 import (
@@ -211,23 +213,6 @@ func checkStored(t *testing.T, store session.Store, id, work string) {
 			t.Errorf("stored result of %s: %+v (found %v)", c.id, r, ok)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // canon re-encodes JSON with sorted keys.

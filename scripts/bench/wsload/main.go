@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command wsload is the load benchmark of `openheim serve`. For each -conns
 // value it starts a fresh server, opens that many WebSocket connections to
 // /ws, creates one ACP session on each, waits until all are set up, then
