@@ -56,6 +56,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@# The lease, the confinement and the process handling have per-OS
+	@# code: the other builds (tests included) must still compile.
+	GOOS=windows $(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzConfine -fuzztime 60s ./runtime/confine/
