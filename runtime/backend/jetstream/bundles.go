@@ -44,7 +44,7 @@ func (s *bundleStore) Put(ag bundle.Agent, data []byte) error {
 		}
 		return storeerr.Conflict("an agent named %q is being uploaded", ag.Name)
 	}
-	_, err = s.b.blobs.PutBytes(ctx, "bundle/"+ag.ID, data)
+	err = s.b.putBlob(ctx, "bundle/"+ag.ID, data)
 	if err == nil {
 		_, err = s.b.agents.Put(ctx, ag.ID, rec)
 	}

@@ -66,7 +66,7 @@ func (s *fileStore) Put(sess string, up sessionfiles.Upload, r io.Reader) (sessi
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*opTimeout)
 	defer cancel()
-	if _, err := s.b.blobs.PutBytes(ctx, blobName(sess, f.ID), buf.Bytes()); err != nil {
+	if err := s.b.putBlob(ctx, blobName(sess, f.ID), buf.Bytes()); err != nil {
 		return sessionfiles.File{}, fmt.Errorf("storing the file: %w", err)
 	}
 	if _, err := s.b.files.Put(ctx, sess+"."+f.ID, rec); err != nil {
@@ -207,7 +207,7 @@ func (s *fileStore) Import(sess string, f sessionfiles.File, content []byte) err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*opTimeout)
 	defer cancel()
-	if _, err := s.b.blobs.PutBytes(ctx, blobName(sess, f.ID), content); err != nil {
+	if err := s.b.putBlob(ctx, blobName(sess, f.ID), content); err != nil {
 		return err
 	}
 	_, err = s.b.files.Put(ctx, sess+"."+f.ID, rec)

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,7 +82,7 @@ func (b *Backend) put(id string, t tip, epoch uint64, msgs []message.Message, le
 		if len(data) > b.inlineMax() {
 			name := fmt.Sprintf("step/%s/%d-%d", id, t.next, epoch)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*opTimeout)
-			_, err := b.blobs.PutBytes(ctx, name, data)
+			err := b.putBlob(ctx, name, data)
 			cancel()
 			if err != nil {
 				return t, fmt.Errorf("storing a large step: %w", err)
@@ -195,6 +196,15 @@ func again[T any](f func(ctx context.Context) (T, error)) (T, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// putBlob stores data as object name in chunks that fit in a message: the
+// library's default chunk (128 KiB) is refused by a server whose
+// max_payload is smaller.
+func (b *Backend) putBlob(ctx context.Context, name string, data []byte) error {
+	chunk := uint32(min(128<<10, max(b.nc.MaxPayload()-1024, 512)))
+	_, err := b.blobs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data))
+	return err
 }
 
 // inlineMax is the largest step kept in the stream message itself.

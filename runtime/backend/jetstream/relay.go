@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/live"
+	"github.com/openheim/openheim/runtime/message"
 )
 
 // Relay is live.Relay over core NATS subjects: a running turn's events on
@@ -81,34 +83,88 @@ func (r *Relay) Publish(evs []event.Event) {
 			subject = s
 		}
 		if err := b.Add(ev, send); err != nil {
-			r.b.warn("relay: encoding a " + string(ev.Kind) + " event: " + err.Error())
-			stand := standIn(ev, b.Max)
-			if err := b.Add(&stand, send); err != nil {
-				r.b.warn("relay: encoding a stand-in: " + err.Error())
+			if !errors.Is(err, event.ErrWireTooLarge) || ev.Kind != event.Committed {
+				r.b.warn("relay: encoding a " + string(ev.Kind) + " event: " + err.Error())
+			}
+			for _, stand := range standIns(ev, b.Max) {
+				err := b.Add(&stand, send)
+				if err != nil && stand.Kind == event.Committed && stand.Messages != nil {
+					stand.Messages, stand.Count = nil, 1 // read from the store where it is watched
+					err = b.Add(&stand, send)
+				}
+				if err != nil {
+					r.b.warn("relay: encoding a stand-in: " + err.Error())
+				}
 			}
 		}
 	}
 	b.Flush(send)
 }
 
-// standIn replaces an event that cannot be sent in a message of max
-// bytes.
-func standIn(ev *event.Event, max int) event.Event {
-	if ev.Kind == event.TurnEnd && ev.End != nil {
+// standIns replace an event that cannot be sent in a message of max
+// bytes. A Committed one goes a message at a time (Publish sends a message
+// too large on its own as a reference, no Messages and Count 1, that the
+// watchers' replica reads from the store: see refill), since transports
+// that name items by their place in the history must not miss one. A
+// TurnStart keeps its user message's place with a note in it (the message
+// itself is committed next); a TurnEnd keeps its end with the error cut
+// short. Anything else becomes a Dropped notice.
+func standIns(ev *event.Event, max int) []event.Event {
+	switch {
+	case ev.Kind == event.Committed:
+		out := make([]event.Event, len(ev.Messages))
+		for j := range ev.Messages {
+			out[j] = event.Event{SessionID: ev.SessionID, Kind: event.Committed, Index: ev.Index + j, Messages: ev.Messages[j : j+1]}
+		}
+		return out
+	case ev.Kind == event.TurnStart:
+		note := message.Message{Role: message.RoleUser, Content: []message.Block{message.Text(tooLargeInput)}}
+		return []event.Event{{SessionID: ev.SessionID, Kind: event.TurnStart, Messages: []message.Message{note}}}
+	case ev.Kind == event.TurnEnd && ev.End != nil:
 		end := *ev.End
 		if end.Err != nil {
 			end.Err = errors.New(cut(end.Err.Error(), min(4<<10, max/4)))
 		}
-		return event.Event{SessionID: ev.SessionID, Kind: event.TurnEnd, End: &end}
+		return []event.Event{{SessionID: ev.SessionID, Kind: event.TurnEnd, End: &end}}
 	}
-	return event.Event{SessionID: ev.SessionID, Kind: event.Dropped, Count: 1}
+	return []event.Event{{SessionID: ev.SessionID, Kind: event.Dropped, Count: 1}}
 }
+
+// tooLargeInput stands in a relayed TurnStart for an input too large to
+// send in a message.
+const tooLargeInput = "(the input is too large to relay: it is in the session's history)"
 
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// refill reads from the store the messages of the Committed references
+// among evs (see standIns): they were stored before they were published. A
+// reference that cannot be read becomes a Dropped notice.
+func (r *Relay) refill(id string, evs []event.Event) {
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Kind != event.Committed || len(ev.Messages) > 0 || ev.Count <= 0 {
+			continue
+		}
+		msgs := make([]message.Message, 0, ev.Count)
+		for p := ev.Index; p < ev.Index+ev.Count; p++ {
+			m, err := r.b.Sessions().LoadMessage(id, p)
+			if err != nil {
+				r.b.warn(fmt.Sprintf("relay: reading message %d of session %s, too large to relay: %v", p, id, err))
+				break
+			}
+			msgs = append(msgs, m)
+		}
+		if len(msgs) < ev.Count {
+			*ev = event.Event{SessionID: ev.SessionID, Kind: event.Dropped, Count: ev.Count}
+			continue
+		}
+		ev.Messages, ev.Count = msgs, 0
+	}
 }
 
 // Watch implements live.Relay: deliver is called on the subscription's
@@ -122,6 +178,7 @@ func (r *Relay) Watch(id string, deliver func([]event.Event)) (stop func()) {
 		if err != nil {
 			r.b.warn("relay: decoding events: " + err.Error())
 		}
+		r.refill(id, evs)
 		if len(evs) > 0 {
 			deliver(evs)
 		}

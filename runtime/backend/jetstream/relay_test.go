@@ -284,3 +284,60 @@ func TestRelayTurnWatchedOnBothReplicas(t *testing.T) {
 		w.mu.Unlock()
 	}
 }
+
+// TestRelayCommittedTooLarge: a committed message larger than a NATS
+// message may be reaches the watchers on another replica whole, read from
+// the store, in its place among the others (the sessions API names items
+// by that place); a user's input too large for a TurnStart keeps the
+// turn's start with a note.
+func TestRelayCommittedTooLarge(t *testing.T) {
+	const max = 4096
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, MaxPayload: max,
+		StoreDir: filepath.Join(t.TempDir(), "js"), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	ba, bb := openT(t, s.ClientURL(), "A"), openT(t, s.ClientURL(), "B")
+	m := session.NewMeta(time.Now())
+	if err := ba.Sessions().Create(m); err != nil {
+		t.Fatal(err)
+	}
+	msg := func(role message.Role, text string) message.Message {
+		return message.Message{Role: role, Content: []message.Block{message.Text(text)}}
+	}
+	big := strings.Repeat("large ", 3*max/6)
+	stored := []message.Message{msg(message.RoleUser, big), msg(message.RoleAssistant, "small"), msg(message.RoleAssistant, big+"2")}
+	if err := ba.Sessions().Append(m.ID, stored...); err != nil {
+		t.Fatal(err)
+	}
+	onB := newDeliveries()
+	defer bb.Relay().Watch(m.ID, onB.deliver)()
+	bb.Conn().Flush()
+
+	ba.Relay().Publish([]event.Event{
+		{SessionID: m.ID, Kind: event.TurnStart, Messages: stored[:1]},
+		{SessionID: m.ID, Kind: event.Committed, Index: 0, Messages: stored},
+		{SessionID: m.ID, Kind: event.TurnEnd, End: &event.End{StopReason: event.StopEndTurn}},
+	})
+	got := onB.waitFor(t, 5)
+	var kinds []string
+	for _, e := range got {
+		kinds = append(kinds, string(e.Kind))
+	}
+	if k := strings.Join(kinds, ","); k != "turn_start,committed,committed,committed,turn_end" {
+		t.Fatalf("events on B: %s", k)
+	}
+	if start := got[0]; len(start.Messages) != 1 || !strings.Contains(start.Messages[0].JoinText(), "too large to relay") {
+		t.Errorf("turn start %+v: want the note in place of the input", start.Messages)
+	}
+	for i, e := range got[1:4] {
+		if e.Index != i || len(e.Messages) != 1 || e.Messages[0].JoinText() != stored[i].JoinText() || e.Messages[0].Role != stored[i].Role || e.Count != 0 {
+			t.Errorf("committed %d on B: index %d, %d messages, count %d", i, e.Index, len(e.Messages), e.Count)
+		}
+	}
+}
