@@ -115,6 +115,18 @@ func TestBareACP(t *testing.T) {
 	c.sendRaw(`not json`)
 	m := c.next()
 	expect(t, "parse error", m, map[string]any{"id": nil, "error.code": -32700})
+
+	// Shutdown closes /acp with 1001 and its reason, as it does /ws.
+	go f.stop()
+	c.c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	var err error
+	for err == nil {
+		_, _, err = c.c.ReadMessage()
+	}
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != "server shutting down" {
+		t.Fatalf("close at shutdown: %v (want 1001 server shutting down)", err)
+	}
 }
 
 // TestEveryWatcherSeesTheTurn: a second connection that loaded the session

@@ -22,7 +22,7 @@ func (s *Server) serveBare(conn *Conn) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.Log.Debug("ws: /acp connection ended", "err", err)
 	}
-	conn.Close(1000, "")
+	conn.closeUnlessShutdown()
 }
 
 type bareStream struct{ conn *Conn }
@@ -34,10 +34,9 @@ func (b bareStream) Read() (json.RawMessage, error) {
 
 func (b bareStream) Write(m json.RawMessage) error { return b.conn.Send(m) }
 
-func (b bareStream) Close() error {
-	b.conn.Close(1000, "")
-	return nil
-}
+// Close does nothing: serveBare closes the connection once the peer has
+// stopped, after what it still sends, and Shutdown with its own reason.
+func (b bareStream) Close() error { return nil }
 
 // InterruptRead implements jsonrpc.ReadInterrupter.
 func (b bareStream) InterruptRead() { b.conn.interruptRead() }

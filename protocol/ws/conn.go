@@ -137,6 +137,15 @@ func (c *Conn) closeLocked(code int, reason string, drop bool) {
 	}
 }
 
+// closeUnlessShutdown closes the connection normally (1000) once its peer
+// has stopped, unless the server is shutting down (its ctx ended): Shutdown
+// then closes it with 1001 and its reason, which must not lose the race.
+func (c *Conn) closeUnlessShutdown() {
+	if c.ctx.Err() == nil {
+		c.Close(websocket.CloseNormalClosure, "")
+	}
+}
+
 // Done is closed once the connection is closed and the writer has stopped.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 

@@ -49,6 +49,7 @@ func (s *Server) serveEnvelope(conn *Conn) {
 		s.Log.Debug("ws: agent channel ended", "err", err)
 	}
 	close(conn.served)
+	conn.closeUnlessShutdown()
 	fs.close()
 	conn.stop()
 	fs.wait()
