@@ -96,7 +96,9 @@ func TestCodexRealTurn(t *testing.T) {
 	if !strings.Contains(uses["call_in"].Arguments, "echo hi > inside.txt") || results["call_in"].IsError != (final["status"] == "failed") {
 		t.Errorf("stored call_in: %+v %+v", uses["call_in"], results["call_in"])
 	}
-	if res := results["call_fail"]; !outOfTurn && (!res.IsError || !strings.Contains(res.Content, "oops") && !sandboxMissing(fail[len(fail)-1])) {
+	if res := results["call_fail"]; outOfTurn && (!res.IsError || !strings.Contains(res.Content, "the turn ended first")) {
+		t.Errorf("the call the turn ended before is not stored as such: %+v", res)
+	} else if !outOfTurn && (!res.IsError || !strings.Contains(res.Content, "oops") && !sandboxMissing(fail[len(fail)-1])) {
 		t.Errorf("the failed command is not stored failed with its output: %+v", res)
 	}
 	if left := r.waitGone(3 * time.Second); len(left) > 0 {

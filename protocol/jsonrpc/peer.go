@@ -105,10 +105,11 @@ func (p *Peer) Done() <-chan struct{} { return p.done }
 
 // Run reads and dispatches messages until the stream ends, and returns nil
 // on a clean EOF, the read error otherwise, or ctx's error when ctx is
-// cancelled first (the stream is then closed to unblock the read). On
-// return every in-flight request's context has been cancelled, every
-// pending Call has failed, and every handler has returned; Run then closes
-// the stream. Run may be called once.
+// cancelled first (the read is then interrupted, see ReadInterrupter, or
+// else the stream is closed to unblock it). On return every in-flight
+// request's context has been cancelled, every pending Call has failed,
+// and every handler has returned (its answer written); Run then closes the
+// stream. Run may be called once.
 func (p *Peer) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return errors.New("jsonrpc: Run called twice")
@@ -126,36 +127,6 @@ func (p *Peer) Run(ctx context.Context) error {
 	p.wg.Wait()
 	p.s.Close()
 	close(p.done)
-	return err
-}
-
-// readAside reads on a goroutine of its own, so that ctx ending stops Run
-// even when the stream's Read cannot be interrupted (stdin).
-func (p *Peer) readAside(ctx, hctx context.Context) error {
-	readDone := make(chan error, 1)
-	go func() { readDone <- p.readLoop(hctx) }()
-	select {
-	case err := <-readDone:
-		return err
-	case <-ctx.Done():
-		// Unblock the reader; if the stream cannot be interrupted, the
-		// reader goroutine exits when its Read returns and dispatches nothing.
-		p.s.Close()
-		return ctx.Err()
-	}
-}
-
-// readInline reads on Run's goroutine; ctx ending interrupts the Read.
-func (p *Peer) readInline(ctx, hctx context.Context, ri ReadInterrupter) error {
-	stop := context.AfterFunc(ctx, func() {
-		ri.InterruptRead()
-		ri.Close()
-	})
-	err := p.readLoop(hctx)
-	if !stop() {
-		// ctx ended first: what Read returned is the interruption.
-		return ctx.Err()
-	}
 	return err
 }
 

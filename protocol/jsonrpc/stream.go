@@ -25,9 +25,11 @@ type Stream interface {
 // ReadInterrupter is a Stream whose blocked Read can be made to return at
 // once, with an error, without closing what the stream writes to (a
 // socket's read deadline). Peer.Run then reads on its caller's goroutine
-// instead of starting one: a server holding a thousand idle connections
-// holds a thousand goroutines fewer. A stream that cannot promise this (a
-// pipe's Read may ignore Close) must not implement it.
+// instead of starting one (a server holding a thousand idle connections
+// holds a thousand goroutines fewer), and when its ctx ends it interrupts
+// the read rather than closing the stream, so the answers of the requests
+// in flight still go out. A stream that cannot promise this (a pipe's Read
+// may ignore Close) must not implement it.
 type ReadInterrupter interface {
 	Stream
 	InterruptRead()

@@ -187,3 +187,46 @@ func TestFSChannelOverWS(t *testing.T) {
 		"data.message": fmt.Sprintf("Tool execution error: path '../secrets' is outside the work directory '%s'", f.work)})
 	expect(t, "unwatch", call(map[string]any{"action": "unwatch"}), map[string]any{"data": map[string]any{"type": "unwatched"}})
 }
+
+// TestShutdownWhileTheClientPongs: a client sending pongs all along (each
+// pushes the read deadline a minute on) does not hold up the shutdown: its
+// read is interrupted and stays so, and it is closed with 1001.
+func TestShutdownWhileTheClientPongs(t *testing.T) {
+	f := start(t, setup{})
+	c, _ := f.open(t)
+	stopPongs := make(chan struct{})
+	pongsDone := make(chan struct{})
+	go func() {
+		defer close(pongsDone)
+		for {
+			select {
+			case <-stopPongs:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if c.c.WriteControl(websocket.PongMessage, nil, time.Now().Add(time.Second)) != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stopPongs); <-pongsDone }()
+	stopped := make(chan struct{})
+	go func() {
+		f.stop()
+		close(stopped)
+	}()
+	var err error
+	c.c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	for err == nil {
+		_, _, err = c.c.ReadMessage()
+	}
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+		t.Fatalf("close: %v (want 1001)", err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not shut down")
+	}
+}

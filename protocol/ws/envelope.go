@@ -48,11 +48,13 @@ func (s *Server) serveEnvelope(conn *Conn) {
 	if err := s.agent().Serve(conn.ctx, st); err != nil && !errors.Is(err, context.Canceled) {
 		s.Log.Debug("ws: agent channel ended", "err", err)
 	}
-	close(conn.served)
-	conn.closeUnlessShutdown()
+	// The fs requests read so far are answered (cut short) before the
+	// connection is said served: Shutdown closes it then.
 	fs.close()
+	conn.closeUnlessShutdown()
 	conn.stop()
 	fs.wait()
+	close(conn.served)
 }
 
 // fsLane runs a connection's fs requests in order on a goroutine the first

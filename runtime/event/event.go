@@ -97,8 +97,11 @@ type Event struct {
 	// Server is an MCP server's status (mcp_server_failed).
 	Server *MCPServerStatus
 	Plan   []PlanEntry // plan
-	Count  int         // dropped
-	End    *End        // turn_end
+	// Count: dropped; on a Committed relayed between replicas without its
+	// Messages (too large), how many the watchers' replica reads from the
+	// store.
+	Count int
+	End   *End // turn_end
 
 	Messages []message.Message // turn_start, committed
 	Index    int               // committed; tool_call_streaming: the call's place in its reply

@@ -326,18 +326,48 @@ func (b *Backend) decode(ctx context.Context, out []message.Message, h nats.Head
 	if n == 0 {
 		return out, nil
 	}
+	if idx != len(out) {
+		return nil, fmt.Errorf("history entry at index %d follows %d messages", idx, len(out))
+	}
+	msgs, err := b.entry(ctx, h, data)
+	return append(out, msgs...), err
+}
+
+// entry decodes one entry's messages, reading its object when it has one.
+func (b *Backend) entry(ctx context.Context, h nats.Header, data []byte) ([]message.Message, error) {
+	idx, _ := entryRange(h)
 	if name := h.Get(hBlob); name != "" {
 		var err error
 		if data, err = b.blobs.GetBytes(ctx, name); err != nil {
 			return nil, fmt.Errorf("reading a large step (%s): %w", name, err)
 		}
 	}
-	if idx != len(out) {
-		return nil, fmt.Errorf("history entry at index %d follows %d messages", idx, len(out))
-	}
 	var msgs []message.Message
 	if err := json.Unmarshal(data, &msgs); err != nil {
 		return nil, fmt.Errorf("corrupt history entry at index %d: %w", idx, err)
 	}
-	return append(out, msgs...), nil
+	return msgs, nil
+}
+
+// entryHolding returns the messages around message p of session id's
+// history, and the index of the first: the last entry's when it holds p
+// (a watcher reading what was just committed: one request and its object),
+// else the whole history's.
+func (b *Backend) entryHolding(id string, p int) (int, []message.Message, error) {
+	m, err := again(func(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+		return b.msgs.GetLastMsgForSubject(ctx, b.subject(id))
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil, err
+	}
+	if err == nil {
+		if idx, n := entryRange(m.Header); idx <= p && p < idx+n {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*opTimeout)
+			defer cancel()
+			msgs, err := b.entry(ctx, m.Header, m.Data)
+			return idx, msgs, err
+		}
+	}
+	msgs, err := b.read(id, 0, -1, nil)
+	return 0, msgs, err
 }

@@ -63,9 +63,10 @@ var batches = sync.Pool{New: func() any { return new(event.WireBatch) }}
 // server's max_payload. The connection does not echo: this replica's own
 // watchers never get back what it published (they had it from the hub).
 // An event that cannot be encoded, or is larger than a message may be on
-// its own, is replaced by a Dropped notice (a TurnEnd by one with its
-// error cut short), so the watchers elsewhere learn of the loss: a turn
-// never waits on other replicas.
+// its own, is replaced by its stand-ins (see standIns): a committed
+// message by a reference the watchers' replica reads from the store, the
+// others by what keeps the watchers consistent, at worst a Dropped notice.
+// A turn never waits on other replicas.
 func (r *Relay) Publish(evs []event.Event) {
 	b := batches.Get().(*event.WireBatch)
 	defer batches.Put(b)
@@ -142,28 +143,28 @@ func cut(s string, n int) string {
 }
 
 // refill reads from the store the messages of the Committed references
-// among evs (see standIns): they were stored before they were published. A
-// reference that cannot be read becomes a Dropped notice.
+// among evs (see standIns): they were stored before they were published,
+// most often in the history's last entry. A reference that cannot be read
+// becomes a Dropped notice.
 func (r *Relay) refill(id string, evs []event.Event) {
+	var from int
+	var held []message.Message // messages from, from+1, ... as last read
 	for i := range evs {
 		ev := &evs[i]
 		if ev.Kind != event.Committed || len(ev.Messages) > 0 || ev.Count <= 0 {
 			continue
 		}
-		msgs := make([]message.Message, 0, ev.Count)
-		for p := ev.Index; p < ev.Index+ev.Count; p++ {
-			m, err := r.b.Sessions().LoadMessage(id, p)
-			if err != nil {
-				r.b.warn(fmt.Sprintf("relay: reading message %d of session %s, too large to relay: %v", p, id, err))
-				break
+		if ev.Index < from || ev.Index+ev.Count > from+len(held) {
+			var err error
+			if from, held, err = r.b.entryHolding(id, ev.Index); err != nil {
+				r.b.warn(fmt.Sprintf("relay: reading message %d of session %s, too large to relay: %v", ev.Index, id, err))
 			}
-			msgs = append(msgs, m)
 		}
-		if len(msgs) < ev.Count {
+		if ev.Index < from || ev.Index+ev.Count > from+len(held) {
 			*ev = event.Event{SessionID: ev.SessionID, Kind: event.Dropped, Count: ev.Count}
 			continue
 		}
-		ev.Messages, ev.Count = msgs, 0
+		ev.Messages, ev.Count = held[ev.Index-from:ev.Index-from+ev.Count], 0
 	}
 }
 

@@ -340,4 +340,14 @@ func TestRelayCommittedTooLarge(t *testing.T) {
 			t.Errorf("committed %d on B: index %d, %d messages, count %d", i, e.Index, len(e.Messages), e.Count)
 		}
 	}
+	// A watcher behind: the message is no longer in the history's last
+	// entry, and is read from the whole history.
+	if err := ba.Sessions().Append(m.ID, msg(message.RoleUser, "later")); err != nil {
+		t.Fatal(err)
+	}
+	ba.Relay().Publish([]event.Event{{SessionID: m.ID, Kind: event.Committed, Index: 2, Messages: stored[2:]}})
+	got = onB.waitFor(t, 6)
+	if e := got[5]; e.Kind != event.Committed || e.Index != 2 || len(e.Messages) != 1 || e.Messages[0].JoinText() != stored[2].JoinText() {
+		t.Errorf("committed 2 again on B: %s at %d with %d messages", e.Kind, e.Index, len(e.Messages))
+	}
 }

@@ -292,14 +292,14 @@ func (s *sessionStore) MessageCount(id string) (int, error) {
 
 // LoadMessage implements session.Source.
 func (s *sessionStore) LoadMessage(id string, n int) (message.Message, error) {
-	msgs, err := s.b.read(id, 0, -1, nil)
+	from, msgs, err := s.b.entryHolding(id, n)
 	if err != nil {
 		return message.Message{}, err
 	}
-	if n < 0 || n >= len(msgs) {
+	if n < from || n >= from+len(msgs) {
 		return message.Message{}, fmt.Errorf("session %s has no message %d", id, n)
 	}
-	return msgs[n], nil
+	return msgs[n-from], nil
 }
 
 // Trash implements session.Store, under the session's lease as the file

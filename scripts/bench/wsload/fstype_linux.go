@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // fsType names dir's filesystem, and says when an ext4 has no journal
@@ -34,16 +36,17 @@ func fsType(dir string) string {
 	return fmt.Sprintf("filesystem (type %#x)", st.Type)
 }
 
-// noJournal: an ext4 with a journal has /proc/fs/jbd2/<device>-8.
+// noJournal: an ext4 with a journal has /proc/fs/jbd2/<device>-8. Where
+// /proc/fs/jbd2 cannot be seen (a container), it does not say.
 func noJournal(dir string) bool {
-	var st syscall.Stat_t
-	if syscall.Stat(dir, &st) != nil {
+	if _, err := os.Stat("/proc/fs/jbd2"); err != nil {
 		return false
 	}
-	dev := uint64(st.Dev)
-	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
-	minor := dev&0xff | (dev>>12)&^0xff
-	link, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", major, minor))
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return false
+	}
+	link, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev)))
 	if err != nil {
 		return false
 	}
