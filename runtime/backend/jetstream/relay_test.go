@@ -152,16 +152,7 @@ func TestRelayPublishesOneMessagePerDelivery(t *testing.T) {
 // error cut short.
 func TestRelaySplitsAtMaxPayload(t *testing.T) {
 	const max = 4096
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, MaxPayload: max,
-		StoreDir: filepath.Join(t.TempDir(), "js"), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server did not start")
-	}
-	t.Cleanup(s.Shutdown)
+	s := smallPayloadServer(t, max)
 	ba, bb := openT(t, s.ClientURL(), "A"), openT(t, s.ClientURL(), "B")
 	id := session.NewMeta(time.Now()).ID
 	sizes := rawMsgs(t, s.ClientURL(), id)
@@ -292,16 +283,7 @@ func TestRelayTurnWatchedOnBothReplicas(t *testing.T) {
 // turn's start with a note.
 func TestRelayCommittedTooLarge(t *testing.T) {
 	const max = 4096
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, MaxPayload: max,
-		StoreDir: filepath.Join(t.TempDir(), "js"), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server did not start")
-	}
-	t.Cleanup(s.Shutdown)
+	s := smallPayloadServer(t, max)
 	ba, bb := openT(t, s.ClientURL(), "A"), openT(t, s.ClientURL(), "B")
 	m := session.NewMeta(time.Now())
 	if err := ba.Sessions().Create(m); err != nil {
@@ -350,4 +332,21 @@ func TestRelayCommittedTooLarge(t *testing.T) {
 	if e := got[5]; e.Kind != event.Committed || e.Index != 2 || len(e.Messages) != 1 || e.Messages[0].JoinText() != stored[2].JoinText() {
 		t.Errorf("committed 2 again on B: %s at %d with %d messages", e.Kind, e.Index, len(e.Messages))
 	}
+}
+
+// smallPayloadServer starts a one-node JetStream server whose messages are
+// at most max bytes.
+func smallPayloadServer(t *testing.T, max int32) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, MaxPayload: max,
+		StoreDir: filepath.Join(t.TempDir(), "js"), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
 }
