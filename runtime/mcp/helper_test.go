@@ -134,6 +134,9 @@ func newTestServer(ev *serverEvents) *mcp.Server {
 	})
 	add("sleep", "Sleeps ms milliseconds.", obj(`"ms":{"type":"number"}`), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ms, _ := args(req)["ms"].(float64)
+		if ev == nil { // on stdio: the manager logs it, so a test sees the call arrive
+			fmt.Fprintln(os.Stderr, "sleeping")
+		}
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 			return text("slept"), nil

@@ -83,7 +83,8 @@ func TestStdioKilled(t *testing.T) {
 	checkGoroutines(t)
 	cfg := stdioServer(t, "ok", nil)
 	cfg.ToolTimeoutSecs = 60
-	m := newManager(t, map[string]*config.MCPServer{"go": cfg}, nil, nil)
+	logs := &syncBuffer{}
+	m := newManager(t, map[string]*config.MCPServer{"go": cfg}, nil, logs)
 	startWait(t, m)
 	ctx := context.Background()
 	pidOf := func() int {
@@ -113,12 +114,16 @@ func TestStdioKilled(t *testing.T) {
 	// Killed during a call: that call fails at once (it may have run), the
 	// next one reconnects.
 	done := make(chan error, 1)
-	start := time.Now()
 	go func() {
 		_, err := m.Call(ctx, "go", "sleep", json.RawMessage(`{"ms":30000}`))
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// Killed once the server has the call (a fixed wait instead could end
+	// first on a loaded machine: the call then went to the next server).
+	waitFor(t, 10*time.Second, "the server to have the call", func() bool {
+		return strings.Contains(logs.String(), `mcp_server=go line=sleeping`)
+	})
+	start := time.Now()
 	if err := syscall.Kill(-pid2, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
