@@ -44,6 +44,23 @@ type setup struct {
 	maxFrame  int64
 	// read and upload shorten the server's timeouts.
 	read, upload time.Duration
+	// sndbuf, when set, is the send buffer of every connection the
+	// server accepts (SO_SNDBUF, so the kernel does not grow it).
+	sndbuf int
+}
+
+// sndbufListener sets the send buffer of the connections it accepts.
+type sndbufListener struct {
+	net.Listener
+	size int
+}
+
+func (l sndbufListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(l.size)
+	}
+	return c, err
 }
 
 func start(t *testing.T, s setup) *fixture {
@@ -74,6 +91,9 @@ func start(t *testing.T, s setup) *fixture {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.sndbuf > 0 {
+		l = sndbufListener{l, s.sndbuf}
 	}
 	catalog := &history.Catalog{Store: store, IndexDir: filepath.Join(dir, "index", "sessions")}
 	if s.token == "" && !s.noAuth {

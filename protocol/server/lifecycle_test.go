@@ -47,12 +47,19 @@ func manyChunks(n int) ([]string, string) {
 // disconnected with a reason once its queue is full; the turn finishes and
 // the session keeps the whole answer; the server serves others meanwhile.
 func TestSlowClientIsClosedAndTheTurnGoesOn(t *testing.T) {
-	f := start(t, setup{sendQueue: 16})
-	// A tiny receive buffer, so the socket cannot absorb the stream.
+	// Socket buffers of fixed, small sizes on both sides, so the sockets
+	// cannot absorb the stream (over 1.5 MB) and the client drains them fast
+	// once it reads again. With the server's grown by the kernel to
+	// hundreds of kB and the client's at 4 kB (its window reopened in
+	// steps of a few kB, 200-400 ms apart), the drain took up to a minute,
+	// past the server's 10 s write deadline for the frames stuck behind
+	// it: the server gave up before it could send the close frame, and
+	// 3 runs of 21 here failed with a read timeout instead of the reason.
+	f := start(t, setup{sendQueue: 16, sndbuf: 8192})
 	d := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 		if tc, ok := c.(*net.TCPConn); ok {
-			tc.SetReadBuffer(4096)
+			tc.SetReadBuffer(65536)
 		}
 		return c, err
 	}}

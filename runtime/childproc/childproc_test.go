@@ -222,7 +222,10 @@ func TestLingeringGroups(t *testing.T) {
 	sweepEvery = 20 * time.Millisecond
 	before := groups.count()
 
-	short := exec.Command("sh", "-c", "sleep 0.3 & exit 0")
+	// The short job outlives the three starts below by far, even on a
+	// loaded machine (0.3 s left little room for three forks and execs
+	// before the count; a sweep drops its group once it ends).
+	short := exec.Command("sh", "-c", "sleep 1 & exit 0")
 	long := exec.Command("sh", "-c", "sleep "+sleepArg(20)+" & exit 0")
 	quick := exec.Command("true")
 	for _, cmd := range []*exec.Cmd{short, long, quick} {

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -133,6 +134,9 @@ func newTestServer(ev *serverEvents) *mcp.Server {
 	})
 	add("sleep", "Sleeps ms milliseconds.", obj(`"ms":{"type":"number"}`), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ms, _ := args(req)["ms"].(float64)
+		if ev == nil { // on stdio: the manager logs it, so a test sees the call arrive
+			fmt.Fprintln(os.Stderr, "sleeping")
+		}
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 			return text("slept"), nil
@@ -389,6 +393,20 @@ func serverPid(m *Manager, name string) int {
 	}
 	return s.sess.st.process().cmd.Process.Pid
 }
+
+// pastBackoff sleeps until server name's back-off after its last failed
+// connection attempt is over (the manager's own clock decides).
+func pastBackoff(m *Manager, name string) {
+	s := m.servers[name]
+	s.mu.Lock()
+	at := s.retryAt
+	s.mu.Unlock()
+	time.Sleep(time.Until(at) + 10*time.Millisecond)
+}
+
+// retryIn matches the back-off a failed server's error states, for a
+// back-off of at most 2 s read any time before it ends.
+var retryIn = regexp.MustCompile(`; next connection attempt in [12]s \(at \d\d:\d\d:\d\d\)`)
 
 func status(m *Manager, name string) Status {
 	for _, st := range m.Status() {

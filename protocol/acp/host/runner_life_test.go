@@ -167,12 +167,21 @@ func TestRunnerQueuePolicy(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make([]error, 3)
 			for i, text := range []string{"a", "b", "c"} {
+				if i == 1 {
+					// "b" and "c" come while "a" runs: once the agent has
+					// its prompt, it answers UpdateDelay later. (A fixed
+					// sleep before them let a loaded machine start "a"
+					// after them.)
+					wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+					_, err := rec.Wait(wctx, acp.MethodSessionPrompt, 2)
+					cancel()
+					if err != nil {
+						t.Fatalf("the agent never had a's prompt: %v", err)
+					}
+				}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if i > 0 {
-						time.Sleep(100 * time.Millisecond) // while "a" runs
-					}
 					_, end, err := r.Prompt(ctx, engine.Request{SessionID: m.ID, Input: []message.Block{message.Text(text)}})
 					errs[i] = errors.Join(err, end.Err)
 				}()

@@ -18,11 +18,13 @@ import (
 )
 
 // deafAgent answers initialize and session/new, then never answers a
-// prompt nor reacts to session/cancel.
+// prompt nor reacts to session/cancel; a prompt it got leaves the file
+// named as its script with ".prompted" appended.
 const deafAgent = `while IFS= read -r line; do
   case "$line" in
     *'"method":"initialize"'*) echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{}}}' ;;
     *'"method":"session/new"'*) echo '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"deaf-1"}}' ;;
+    *'"method":"session/prompt"'*) : > "$0.prompted" ;;
   esac
 done`
 
@@ -40,8 +42,18 @@ func TestRunnerKillsAgentIgnoringCancel(t *testing.T) {
 	cfg := &config.Config{WorkDir: dir, ACPAgents: map[string]*config.ACPAgent{"deaf": {Command: "sh", Args: []string{script}}}}
 	r := &Runner{Engine: &engine.Engine{Config: cfg, Store: store}, Agent: "deaf", CancelGrace: 200 * time.Millisecond}
 	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// Cancelled (as --timeout would) once the agent has the prompt: a
+	// fixed 300 ms deadline could pass, on a loaded machine, while the
+	// agent was still starting, and the turn failed instead.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for _, err := os.Stat(script + ".prompted"); err != nil && time.Now().Before(deadline); _, err = os.Stat(script + ".prompted") {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
 	start := time.Now()
 	var mu sync.Mutex
 	var evs []event.Event

@@ -150,7 +150,9 @@ func TestEmbedCancel(t *testing.T) {
 		srv.FailNext(http.StatusServiceUnavailable, "30")
 		cfg := embedCfg("gemini", srv)
 		cfg.Retry.MaxDelay = time.Minute
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		// Long enough for the first request to be answered (and so the
+		// wait of 30 s to begin) on a loaded machine.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		start := time.Now()
 		_, err := mustEmbedder(t, cfg).Embed(ctx, embedTexts(2))
@@ -164,7 +166,13 @@ func TestEmbedCancel(t *testing.T) {
 	t.Run("during a request", func(t *testing.T) {
 		ts, calls := hangServer(t)
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(50*time.Millisecond, cancel)
+		go func() { // once the server has the request, not at a guessed time
+			for calls.Load() == 0 && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
+		defer cancel()
 		e := mustEmbedder(t, Config{Kind: "openai", BaseURL: ts.URL, Model: "m", Retry: embedPolicy})
 		_, err := e.Embed(ctx, embedTexts(2))
 		if !errors.Is(err, context.Canceled) || llm.Retryable(err) || calls.Load() != 1 {
@@ -175,7 +183,9 @@ func TestEmbedCancel(t *testing.T) {
 
 func TestEmbedTimeoutRetried(t *testing.T) {
 	ts, calls := hangServer(t)
-	cfg := Config{Kind: "gemini", BaseURL: ts.URL, Model: "m", Timeout: 50 * time.Millisecond, Retry: embedPolicy}
+	// Each attempt must reach the server before its timeout: 50ms was
+	// tight for a loaded machine under -race.
+	cfg := Config{Kind: "gemini", BaseURL: ts.URL, Model: "m", Timeout: 500 * time.Millisecond, Retry: embedPolicy}
 	cfg.Retry.MaxRetries = 1
 	_, err := mustEmbedder(t, cfg).Embed(context.Background(), embedTexts(1))
 	var ne net.Error

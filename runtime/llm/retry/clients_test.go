@@ -47,27 +47,30 @@ func (s *sleepRecorder) sleep(ctx context.Context, d time.Duration) error {
 // answering 429 with Retry-After, in both of the header's forms.
 func TestRetryAfterHonoured(t *testing.T) {
 	ok := llmtest.Reply{Text: []string{"fine"}}
-	date := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(http.TimeFormat) }
 	tests := []struct {
 		name       string
 		retryAfter string
-		maxWait    time.Duration
-		// want is the recorded wait, exactly, or within slack of it: an
-		// HTTP date has whole seconds, and time passes between writing
-		// it and reading it; 0: the call fails without one.
+		// dateIn, when set, makes retryAfter the HTTP date that far
+		// ahead, written when the subtest starts (not when the table is
+		// built: the subtests before it take time too).
+		dateIn  time.Duration
+		maxWait time.Duration
+		// want is the recorded wait, exactly; for a date, up to a second
+		// less (it has whole seconds) and less again by the time that
+		// passed between writing it and the call's end, which is when it
+		// was read at the latest. 0: the call fails without one.
 		want     time.Duration
-		slack    time.Duration
 		wantErr  string
 		requests int
 	}{
-		{"seconds", "30", 0, 30 * time.Second, 0, "", 2},
-		{"seconds at the maximum", "60", 0, 60 * time.Second, 0, "", 2},
-		{"fraction", "1.5", 0, 1500 * time.Millisecond, 0, "", 2},
-		{"http date", date(46 * time.Second), 0, 45 * time.Second, time.Second, "", 2},
-		{"configured maximum", "9", 10 * time.Second, 9 * time.Second, 0, "", 2},
+		{"seconds", "30", 0, 0, 30 * time.Second, "", 2},
+		{"seconds at the maximum", "60", 0, 0, 60 * time.Second, "", 2},
+		{"fraction", "1.5", 0, 0, 1500 * time.Millisecond, "", 2},
+		{"http date", "", 46 * time.Second, 0, 46 * time.Second, "", 2},
+		{"configured maximum", "9", 0, 10 * time.Second, 9 * time.Second, "", 2},
 		{"seconds over the default maximum", "61", 0, 0, 0, "the server asks to retry in 1m1s (Retry-After), longer than the 1m0s openheim waits at most (max_retry_wait_secs): not retrying", 1},
-		{"seconds over a configured maximum", "30", 10 * time.Second, 0, 0, "asks to retry in 30s (Retry-After), longer than the 10s", 1},
-		{"http date over the maximum", date(2 * time.Hour), 0, 0, 0, "(Retry-After), longer than the 1m0s openheim waits at most", 1},
+		{"seconds over a configured maximum", "30", 0, 10 * time.Second, 0, "asks to retry in 30s (Retry-After), longer than the 10s", 1},
+		{"http date over the maximum", "", 2 * time.Hour, 0, 0, "(Retry-After), longer than the 1m0s openheim waits at most", 1},
 		{"a day", "86400", 0, 0, 0, "asks to retry in 24h0m0s", 1},
 	}
 	for _, tt := range tests {
@@ -75,9 +78,14 @@ func TestRetryAfterHonoured(t *testing.T) {
 			var logs bytes.Buffer
 			rec := &sleepRecorder{}
 			pol := retry.Policy{MaxWait: tt.maxWait, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Sleep: rec.sleep}
+			written := time.Now()
+			if tt.dateIn != 0 {
+				tt.retryAfter = written.Add(tt.dateIn).UTC().Format(http.TimeFormat)
+			}
 			srv, p := setup(t, openai.Config{APIKey: testKey},
 				llmtest.Reply{Status: 429, RetryAfter: tt.retryAfter, ErrorBody: `{"error":{"message":"Rate limit reached"}}`}, ok)
 			_, resp, err := wiretest.Collect(t, retry.Wrap(p, pol), simpleRequest())
+			elapsed := time.Since(written)
 			if n := len(srv.Requests()); n != tt.requests {
 				t.Errorf("%d requests, want %d", n, tt.requests)
 			}
@@ -94,8 +102,11 @@ func TestRetryAfterHonoured(t *testing.T) {
 			if err != nil || resp.Content[0].Text != "fine" {
 				t.Fatalf("resp = %v, err = %v", resp, err)
 			}
-			if len(rec.waits) != 1 || rec.waits[0] < tt.want-tt.slack || rec.waits[0] > tt.want+tt.slack {
+			if tt.dateIn == 0 && (len(rec.waits) != 1 || rec.waits[0] != tt.want) {
 				t.Fatalf("waits = %v, want one of %v", rec.waits, tt.want)
+			}
+			if least := tt.want - time.Second - elapsed; tt.dateIn != 0 && (len(rec.waits) != 1 || rec.waits[0] <= least || rec.waits[0] > tt.want) {
+				t.Fatalf("waits = %v, want one in (%v, %v]", rec.waits, least, tt.want)
 			}
 			line := strings.TrimSpace(logs.String())
 			want := "as the server asked (Retry-After)"
