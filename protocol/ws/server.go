@@ -83,7 +83,11 @@ func (s *Server) init() {
 			// second subprotocol needs one chosen, or it drops the socket.
 			Subprotocols:    []string{Subprotocol},
 			WriteBufferPool: &sync.Pool{}, // idle connections hold no write buffer
-			CheckOrigin:     check,
+			// A read buffer of its own, 1 KiB, rather than net/http's 4 KiB
+			// one: clients send little (prompts, answers), and a larger
+			// frame is read through it all the same.
+			ReadBufferSize: 1 << 10,
+			CheckOrigin:    check,
 			Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
 				writeError(w, status, reason.Error())
 			},
