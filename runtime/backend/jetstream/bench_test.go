@@ -414,3 +414,43 @@ func openTTL(b *testing.B, url, replica string, ttl time.Duration) *jetstream.Ba
 	b.Cleanup(func() { be.Close() })
 	return be
 }
+
+// BenchmarkLeaseTake: a turn's lease taken (the key created, the history
+// marked) and released, one session at a time, on a session with a few
+// steps stored; the file store is the floor of one machine.
+func BenchmarkLeaseTake(b *testing.B) {
+	for _, st := range stores(b) {
+		b.Run(st.name, func(b *testing.B) {
+			be := st.open(b)
+			m := session.NewMeta(time.Now())
+			if err := be.Sessions().Create(m); err != nil {
+				b.Fatal(err)
+			}
+			id, s := m.ID, be.Sessions()
+			for range 3 {
+				l, err := be.Leaser().Acquire(id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := session.Fenced(s, id, l).Append(id, step); err != nil {
+					b.Fatal(err)
+				}
+				l.Release()
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				t := time.Now()
+				l, err := be.Leaser().Acquire(id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t))
+				l.Release()
+			}
+			b.StopTimer()
+			b.ReportMetric(ms(percentile(lat, 0.5)), "p50-ms")
+			b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
+		})
+	}
+}
