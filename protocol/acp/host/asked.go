@@ -90,3 +90,36 @@ func (s *hostSession) endRefused(turnID string) []event.Event {
 	}
 	return out
 }
+
+// lateCallGrace bounds how long a turn the agent has answered waits for
+// its tool calls still open. ACP wants every update before the answer,
+// but codex-acp sometimes sends a command's end just after it (under
+// load): without the wait that end was lost and the call stored as one
+// the turn ended before. A well-behaved agent never makes a turn wait.
+const lateCallGrace = 500 * time.Millisecond
+
+// awaitCalls waits, at most grace, until turn t has no tool call open
+// (neither completed nor failed, nor refused: endRefused ends those).
+func (s *hostSession) awaitCalls(t *hostTurn, grace time.Duration) {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	for s.openCalls(t.id) {
+		select {
+		case <-t.callEnded:
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+func (s *hostSession) openCalls(turnID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.tools {
+		e := &s.tools[i]
+		if e.TurnID == turnID && !e.Refused && e.Status != event.StatusCompleted && e.Status != event.StatusFailed {
+			return true
+		}
+	}
+	return false
+}

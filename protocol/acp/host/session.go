@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/openheim/openheim/protocol/acp"
+	"github.com/openheim/openheim/runtime/event"
 )
 
 // SessionOptions are what a session on the external agent starts with.
@@ -302,5 +303,11 @@ func (s *hostSession) update(raw json.RawMessage) {
 	s.mu.Unlock()
 	if ok && t != nil {
 		t.emit(ev)
+		if ev.Tool != nil && (ev.Tool.Status == event.StatusCompleted || ev.Tool.Status == event.StatusFailed) {
+			select {
+			case t.callEnded <- struct{}{}:
+			default:
+			}
+		}
 	}
 }

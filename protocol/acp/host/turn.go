@@ -55,6 +55,9 @@ type hostTurn struct {
 	// to touch in this turn: its fs/* requests on them are not asked
 	// about again (gateFS).
 	allowed map[string]bool
+	// callEnded is signalled when one of the turn's tool calls ends (see
+	// awaitCalls).
+	callEnded chan struct{}
 }
 
 func (t *hostTurn) emit(ev event.Event) {
@@ -78,7 +81,7 @@ func (h *Host) Prompt(ctx context.Context, id string, prompt []acp.ContentBlock)
 	}
 	events := make(chan event.Event, 64)
 	done := make(chan TurnResult, 1)
-	t := &hostTurn{id: fmt.Sprintf("turn-%d", turnSeq.Add(1)), s: s}
+	t := &hostTurn{id: fmt.Sprintf("turn-%d", turnSeq.Add(1)), s: s, callEnded: make(chan struct{}, 1)}
 	t.asks, t.cancelAsks = context.WithCancel(context.Background())
 	var drops atomic.Int64
 	t.queue = event.NewQueue(event.SinkFunc(func(ev event.Event) {
@@ -106,6 +109,9 @@ func (h *Host) Prompt(ctx context.Context, id string, prompt []acp.ContentBlock)
 		// ends the turn.
 		err := h.promptCall(id, prompt, &resp)
 		stop()
+		if err == nil && resp.StopReason != event.StopCancelled {
+			s.awaitCalls(t, lateCallGrace)
+		}
 		t.cancelAsks()
 		s.mu.Lock()
 		s.turn = nil

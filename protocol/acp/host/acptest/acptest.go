@@ -48,6 +48,10 @@ type Script struct {
 	// UpdateDelay is slept before each update, so hosts can observe a
 	// turn in progress (and cancel it).
 	UpdateDelay time.Duration `json:",omitempty"`
+	// LateUpdates are sent LateDelay after the prompt's answer, out of
+	// the turn (codex-acp sends a command's end so at times, under load).
+	LateUpdates []json.RawMessage `json:",omitempty"`
+	LateDelay   time.Duration     `json:",omitempty"`
 	// Garbage are raw lines written to stdout once, before the first
 	// prompt's updates: malformed JSON, unknown methods, a response to an
 	// unknown id, an unknown sessionUpdate kind... GarbageLines has a set.

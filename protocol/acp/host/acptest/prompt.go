@@ -83,6 +83,13 @@ func (a *agent) prompt(ctx context.Context, params json.RawMessage) (any, error)
 	if resp, ended, err := a.sendUpdates(ctx, s.id, cancelled); ended {
 		return resp, err
 	}
+	if late := a.script.LateUpdates; len(late) > 0 {
+		time.AfterFunc(a.script.LateDelay, func() {
+			for _, u := range late {
+				a.update(s.id, u)
+			}
+		})
+	}
 	switch {
 	case a.script.CrashInPrompt:
 		a.crash()
