@@ -99,27 +99,41 @@ func (s *hostSession) endRefused(turnID string) []event.Event {
 const lateCallGrace = 500 * time.Millisecond
 
 // awaitCalls waits, at most grace, until turn t has no tool call open
-// (neither completed nor failed, nor refused: endRefused ends those).
+// (neither completed nor failed, nor refused: endRefused ends those); not
+// at all once the turn is cancelled or the agent has gone.
 func (s *hostSession) awaitCalls(t *hostTurn, grace time.Duration) {
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
-	for s.openCalls(t.id) {
+	for t.asks.Err() == nil {
+		open := s.openCalls(t.id)
+		if len(open) == 0 {
+			return
+		}
 		select {
 		case <-t.callEnded:
+		case <-t.asks.Done():
+			return
+		case <-s.h.exited:
+			return
 		case <-timer.C:
+			// An agent doing this every turn costs each turn the grace:
+			// say which calls it left open.
+			s.h.log.Debug("acp host: the agent answered with tool calls it never ended", "session", s.id, "calls", open)
 			return
 		}
 	}
 }
 
-func (s *hostSession) openCalls(turnID string) bool {
+// openCalls are the ids of turn turnID's tool calls still open.
+func (s *hostSession) openCalls(turnID string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var open []string
 	for i := range s.tools {
 		e := &s.tools[i]
 		if e.TurnID == turnID && !e.Refused && e.Status != event.StatusCompleted && e.Status != event.StatusFailed {
-			return true
+			open = append(open, e.ID)
 		}
 	}
-	return false
+	return open
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,32 +28,61 @@ func TestLateCallEndIsKept(t *testing.T) {
 	end := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"late","status":"completed","rawOutput":"hi"}`)
 	r, _ := fakeRunner(t, acptest.Script{Updates: []json.RawMessage{call, running, acptest.TextChunk("done")},
 		LateUpdates: []json.RawMessage{end}, LateDelay: 50 * time.Millisecond}, &config.Config{WorkDir: t.TempDir()}, false)
+	var mu sync.Mutex
 	var evs []event.Event
 	started := time.Now()
 	meta, turnEnd, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
-		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(ev event.Event) { evs = append(evs, ev) })})
+		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(ev event.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() })})
 	if err != nil || turnEnd.Err != nil {
 		t.Fatalf("prompt: %v %v", err, turnEnd.Err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if last := lastUpdate(evs, "late"); last == nil || last.Status != event.StatusCompleted {
 		t.Fatalf("the call's end sent after the answer is not in the turn: %+v", last)
 	}
 	if took := time.Since(started); took > 5*time.Second {
 		t.Errorf("the turn took %v", took)
 	}
-	conv, err := r.Engine.Store.Load(meta.ID)
+	if result := storedResult(t, r, meta.ID, "late"); result == nil || result.IsError || !strings.Contains(result.Content, "hi") {
+		t.Fatalf("stored result of the late call: %+v", result)
+	}
+}
+
+// TestCallNeverEndedIsCut: a call the agent never ends, before or after
+// its answer, is stored as one the turn ended first once the grace is
+// over: the turn does not wait longer.
+func TestCallNeverEndedIsCut(t *testing.T) {
+	call := json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"open","title":"sleep","kind":"execute","status":"in_progress"}`)
+	r, _ := fakeRunner(t, acptest.Script{Updates: []json.RawMessage{call, acptest.TextChunk("done")}},
+		&config.Config{WorkDir: t.TempDir()}, false)
+	started := time.Now()
+	meta, turnEnd, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
+		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(event.Event) {})})
+	if err != nil || turnEnd.Err != nil {
+		t.Fatalf("prompt: %v %v", err, turnEnd.Err)
+	}
+	if took := time.Since(started); took < lateCallGrace || took > lateCallGrace+5*time.Second {
+		t.Errorf("the turn took %v; the grace is %v", took, lateCallGrace)
+	}
+	if res := storedResult(t, r, meta.ID, "open"); res == nil || !res.IsError || !strings.Contains(res.Content, "the turn ended first") {
+		t.Fatalf("stored result of the open call: %+v", res)
+	}
+}
+
+// storedResult is the stored tool result of call id in session sid.
+func storedResult(t *testing.T, r *Runner, sid, id string) *message.Block {
+	t.Helper()
+	conv, err := r.Engine.Store.Load(sid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var result *message.Block
 	for _, m := range conv.Messages {
 		for i, b := range m.Content {
-			if b.Type == message.TypeToolResult && b.ToolCallID == "late" {
-				result = &m.Content[i]
+			if b.Type == message.TypeToolResult && b.ToolCallID == id {
+				return &m.Content[i]
 			}
 		}
 	}
-	if result == nil || result.IsError || !strings.Contains(result.Content, "hi") {
-		t.Fatalf("stored result of the late call: %+v", result)
-	}
+	return nil
 }

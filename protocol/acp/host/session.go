@@ -300,14 +300,17 @@ func (s *hostSession) update(raw json.RawMessage) {
 	s.mu.Lock()
 	ev = s.remember(ev, ok)
 	t := s.turn
-	s.mu.Unlock()
 	if ok && t != nil {
+		// Queued under mu (Emit never blocks): a turn ending meanwhile
+		// (awaitCalls, then s.turn = nil) sees a call's end recorded only
+		// with its event queued.
 		t.emit(ev)
-		if ev.Tool != nil && (ev.Tool.Status == event.StatusCompleted || ev.Tool.Status == event.StatusFailed) {
-			select {
-			case t.callEnded <- struct{}{}:
-			default:
-			}
+	}
+	s.mu.Unlock()
+	if ok && t != nil && ev.Tool != nil && (ev.Tool.Status == event.StatusCompleted || ev.Tool.Status == event.StatusFailed) {
+		select {
+		case t.callEnded <- struct{}{}:
+		default:
 		}
 	}
 }

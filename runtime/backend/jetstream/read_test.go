@@ -107,3 +107,42 @@ func TestLoadWhileALeaseIsTaken(t *testing.T) {
 		t.Errorf("%d of %d loads saw a wrong history", wrong.Load(), total.Load())
 	}
 }
+
+// TestLoadMessageFromTheLastEntry: a message read alone comes from the
+// history's last entry when it is there (an entry of several messages,
+// not the first), else from the whole history, before and after a lease
+// marker ends the history.
+func TestLoadMessageFromTheLastEntry(t *testing.T) {
+	b := open(t, natstest.Single(t).URL(), "A", 1)
+	m := session.NewMeta(time.Now())
+	if err := b.Sessions().Create(m); err != nil {
+		t.Fatal(err)
+	}
+	text := func(s string) message.Message {
+		return message.Message{Role: message.RoleUser, Content: []message.Block{message.Text(s)}}
+	}
+	if err := b.Sessions().Append(m.ID, text("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sessions().Append(m.ID, text("b"), text("c")); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for i, want := range []string{"a", "b", "c"} {
+			if msg, err := b.Sessions().LoadMessage(m.ID, i); err != nil || msg.JoinText() != want {
+				t.Errorf("%s: message %d: %q %v, want %q", when, i, msg.JoinText(), err, want)
+			}
+		}
+		if _, err := b.Sessions().LoadMessage(m.ID, 3); err == nil {
+			t.Errorf("%s: message 3 of 3 was found", when)
+		}
+	}
+	check("after the appends")
+	l, err := b.Leaser().Acquire(m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	check("with a lease marker last")
+}

@@ -164,7 +164,8 @@ func (r *Relay) refill(id string, evs []event.Event) {
 			*ev = event.Event{SessionID: ev.SessionID, Kind: event.Dropped, Count: ev.Count}
 			continue
 		}
-		ev.Messages, ev.Count = held[ev.Index-from:ev.Index-from+ev.Count], 0
+		a, b := ev.Index-from, ev.Index-from+ev.Count
+		ev.Messages, ev.Count = held[a:b:b], 0
 	}
 }
 

@@ -48,8 +48,9 @@ type Script struct {
 	// UpdateDelay is slept before each update, so hosts can observe a
 	// turn in progress (and cancel it).
 	UpdateDelay time.Duration `json:",omitempty"`
-	// LateUpdates are sent LateDelay after the prompt's answer, out of
-	// the turn (codex-acp sends a command's end so at times, under load).
+	// LateUpdates are sent LateDelay after the prompt's updates, whose
+	// answer follows at once: out of the turn when LateDelay lets the
+	// answer go first (codex-acp sends a command's end so at times).
 	LateUpdates []json.RawMessage `json:",omitempty"`
 	LateDelay   time.Duration     `json:",omitempty"`
 	// Garbage are raw lines written to stdout once, before the first
