@@ -117,8 +117,8 @@ func (s *hostSession) awaitCalls(t *hostTurn, grace time.Duration) {
 			return
 		case <-timer.C:
 			// An agent doing this every turn costs each turn the grace:
-			// say which calls it left open.
-			s.h.log.Debug("acp host: the agent answered with tool calls it never ended", "session", s.id, "calls", open)
+			// say so (how many: their ids are content, see CaptureContent).
+			s.h.log.Debug("acp host: the agent answered with tool calls it never ended", "session", s.id, "open_calls", len(open))
 			return
 		}
 	}
