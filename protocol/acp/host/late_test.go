@@ -16,6 +16,7 @@ import (
 	"github.com/openheim/openheim/runtime/event"
 	"github.com/openheim/openheim/runtime/message"
 	"github.com/openheim/openheim/runtime/permission"
+	"github.com/openheim/openheim/runtime/session"
 )
 
 // TestLateCallEndIsKept: an agent that answers session/prompt with a tool
@@ -28,16 +29,8 @@ func TestLateCallEndIsKept(t *testing.T) {
 	end := json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"late","status":"completed","rawOutput":"hi"}`)
 	r, _ := fakeRunner(t, acptest.Script{Updates: []json.RawMessage{call, running, acptest.TextChunk("done")},
 		LateUpdates: []json.RawMessage{end}, LateDelay: 50 * time.Millisecond}, &config.Config{WorkDir: t.TempDir()}, false)
-	var mu sync.Mutex
-	var evs []event.Event
 	started := time.Now()
-	meta, turnEnd, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
-		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(ev event.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() })})
-	if err != nil || turnEnd.Err != nil {
-		t.Fatalf("prompt: %v %v", err, turnEnd.Err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	meta, evs := promptDenying(t, r)
 	if last := lastUpdate(evs, "late"); last == nil || last.Status != event.StatusCompleted {
 		t.Fatalf("the call's end sent after the answer is not in the turn: %+v", last)
 	}
@@ -57,11 +50,7 @@ func TestCallNeverEndedIsCut(t *testing.T) {
 	r, _ := fakeRunner(t, acptest.Script{Updates: []json.RawMessage{call, acptest.TextChunk("done")}},
 		&config.Config{WorkDir: t.TempDir()}, false)
 	started := time.Now()
-	meta, turnEnd, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
-		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(event.Event) {})})
-	if err != nil || turnEnd.Err != nil {
-		t.Fatalf("prompt: %v %v", err, turnEnd.Err)
-	}
+	meta, _ := promptDenying(t, r)
 	if took := time.Since(started); took < lateCallGrace || took > lateCallGrace+5*time.Second {
 		t.Errorf("the turn took %v; the grace is %v", took, lateCallGrace)
 	}
@@ -85,4 +74,20 @@ func storedResult(t *testing.T, r *Runner, sid, id string) *message.Block {
 		}
 	}
 	return nil
+}
+
+// promptDenying runs a turn "go" on r, every permission denied, and
+// returns its session and its events.
+func promptDenying(t *testing.T, r *Runner) (session.Meta, []event.Event) {
+	t.Helper()
+	var mu sync.Mutex
+	var evs []event.Event
+	meta, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
+		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(ev event.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() })})
+	if err != nil || end.Err != nil {
+		t.Fatalf("prompt: %v %v", err, end.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return meta, evs
 }
