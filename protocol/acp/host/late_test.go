@@ -3,20 +3,14 @@
 package host
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/openheim/openheim/protocol/acp/host/acptest"
 	"github.com/openheim/openheim/runtime/config"
-	"github.com/openheim/openheim/runtime/engine"
 	"github.com/openheim/openheim/runtime/event"
-	"github.com/openheim/openheim/runtime/message"
-	"github.com/openheim/openheim/runtime/permission"
-	"github.com/openheim/openheim/runtime/session"
 )
 
 // TestLateCallEndIsKept: an agent that answers session/prompt with a tool
@@ -37,8 +31,8 @@ func TestLateCallEndIsKept(t *testing.T) {
 	if took := time.Since(started); took > 5*time.Second {
 		t.Errorf("the turn took %v", took)
 	}
-	if result := storedResult(t, r, meta.ID, "late"); result == nil || result.IsError || !strings.Contains(result.Content, "hi") {
-		t.Fatalf("stored result of the late call: %+v", result)
+	if _, results := storedCalls(t, r.Engine.Store, meta.ID); results["late"].Type == "" || results["late"].IsError || !strings.Contains(results["late"].Content, "hi") {
+		t.Fatalf("stored result of the late call: %+v", results["late"])
 	}
 }
 
@@ -54,40 +48,7 @@ func TestCallNeverEndedIsCut(t *testing.T) {
 	if took := time.Since(started); took < lateCallGrace || took > lateCallGrace+5*time.Second {
 		t.Errorf("the turn took %v; the grace is %v", took, lateCallGrace)
 	}
-	if res := storedResult(t, r, meta.ID, "open"); res == nil || !res.IsError || !strings.Contains(res.Content, "the turn ended first") {
-		t.Fatalf("stored result of the open call: %+v", res)
+	if _, results := storedCalls(t, r.Engine.Store, meta.ID); !results["open"].IsError || !strings.Contains(results["open"].Content, "the turn ended first") {
+		t.Fatalf("stored result of the open call: %+v", results["open"])
 	}
-}
-
-// storedResult is the stored tool result of call id in session sid.
-func storedResult(t *testing.T, r *Runner, sid, id string) *message.Block {
-	t.Helper()
-	conv, err := r.Engine.Store.Load(sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range conv.Messages {
-		for i, b := range m.Content {
-			if b.Type == message.TypeToolResult && b.ToolCallID == id {
-				return &m.Content[i]
-			}
-		}
-	}
-	return nil
-}
-
-// promptDenying runs a turn "go" on r, every permission denied, and
-// returns its session and its events.
-func promptDenying(t *testing.T, r *Runner) (session.Meta, []event.Event) {
-	t.Helper()
-	var mu sync.Mutex
-	var evs []event.Event
-	meta, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
-		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(ev event.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() })})
-	if err != nil || end.Err != nil {
-		t.Fatalf("prompt: %v %v", err, end.Err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	return meta, evs
 }

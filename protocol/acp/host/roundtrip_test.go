@@ -71,12 +71,7 @@ func TestAgentToolCallsRoundTrip(t *testing.T) {
 	var logged syncBuffer
 	r.Log = slog.New(slog.NewTextHandler(&logged, nil))
 	store := r.Engine.Store
-	var evs []event.Event
-	meta, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
-		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(ev event.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() })})
-	if err != nil || end.Err != nil {
-		t.Fatalf("prompt: %v %v", err, end.Err)
-	}
+	meta, evs := promptDenying(t, r)
 	mu.Lock()
 	defer mu.Unlock()
 	calls := toolEvents(evs)
@@ -182,13 +177,14 @@ func checkReadModel(t *testing.T, r *Runner, ext, work string) {
 	}
 }
 
-func checkStored(t *testing.T, store session.Store, id, work string) {
+// storedCalls are session id's stored tool uses and results, by call id.
+func storedCalls(t *testing.T, store session.Store, id string) (uses, results map[string]message.Block) {
 	t.Helper()
 	conv, err := store.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uses, results := map[string]message.Block{}, map[string]message.Block{}
+	uses, results = map[string]message.Block{}, map[string]message.Block{}
 	for _, m := range conv.Messages {
 		for _, b := range m.Content {
 			switch b.Type {
@@ -199,6 +195,12 @@ func checkStored(t *testing.T, store session.Store, id, work string) {
 			}
 		}
 	}
+	return uses, results
+}
+
+func checkStored(t *testing.T, store session.Store, id, work string) {
+	t.Helper()
+	uses, results := storedCalls(t, store, id)
 	if u := uses["toolu_w"]; u.Name != "Write" || !strings.Contains(u.Arguments, `"content":"new"`) {
 		t.Errorf("stored tool_use: %+v", u)
 	}
@@ -270,4 +272,20 @@ func TestAgentAnswerCapped(t *testing.T) {
 	if last.Role != message.RoleAssistant || len(last.Content) != 1 || last.Content[0].Text != got {
 		t.Errorf("stored %+v", last)
 	}
+}
+
+// promptDenying runs a turn "go" on r, every permission denied, and
+// returns its session and its events.
+func promptDenying(t *testing.T, r *Runner) (session.Meta, []event.Event) {
+	t.Helper()
+	var mu sync.Mutex
+	var evs []event.Event
+	meta, end, err := r.Prompt(context.Background(), engine.Request{Input: []message.Block{message.Text("go")},
+		Gate: engine.Asking(permission.DenyAsker), Sink: event.SinkFunc(func(ev event.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() })})
+	if err != nil || end.Err != nil {
+		t.Fatalf("prompt: %v %v", err, end.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return meta, evs
 }
